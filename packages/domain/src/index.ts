@@ -1,0 +1,4 @@
+/**
+ * Public entry point of @logbook/domain: re-exports only.
+ */
+export {}

@@ -1,0 +1,4 @@
+/**
+ * Public entry point of @logbook/projections: re-exports only.
+ */
+export {}

@@ -1,0 +1,4 @@
+/**
+ * Public entry point of @logbook/runtime: re-exports only.
+ */
+export {}

@@ -1,0 +1,4 @@
+/**
+ * Public entry point of @logbook/store: re-exports only.
+ */
+export {}

@@ -1,0 +1,23 @@
+/**
+ * Root Vitest configuration. Vitest 5 reads projects from `test.projects`; the list lives in
+ * `vitest.workspace.ts` so adding a project never touches shared settings.
+ */
+import { defineConfig } from "vitest/config"
+import { projects } from "./vitest.workspace.ts"
+
+export default defineConfig({
+  resolve: {
+    // Workspace packages export their TypeScript sources under this condition.
+    conditions: ["@logbook/source"]
+  },
+  ssr: {
+    resolve: {
+      conditions: ["@logbook/source"]
+    }
+  },
+  test: {
+    projects,
+    testTimeout: 30_000,
+    hookTimeout: 30_000
+  }
+})
