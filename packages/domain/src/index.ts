@@ -1,4 +1,4 @@
 /**
  * Public entry point of @logbook/domain: re-exports only.
  */
-export {}
+export * from "./LifecycleKind.ts"
