@@ -1,0 +1,487 @@
+/**
+ * The `SessionFs` implementation over a `Sys` record of synchronous system calls (spec §1.2,
+ * §1.8, §3.3.14). The Node layer passes the real calls, the fault layer a wrapped copy.
+ *
+ * Why synchronous calls: appends and durability barriers issue small writes followed by
+ * `fdatasync`; `fs.writeSync`/`fs.fdatasyncSync` inside one `Effect.try` measured faster than the
+ * libuv thread-pool round trips of the async API for that pattern, and a composite operation
+ * (the atomic write's create → write → fsync → close → rename → fsync-dir) runs as one
+ * uninterruptible step, so an interruption can never strand a half-finished sequence. Streaming
+ * reads are chunked (`pread` of at most `chunkSize` bytes per pull), so memory stays bounded.
+ */
+import { Clock, Effect, Option, Result, Stream } from "effect"
+import type { Stats } from "node:fs"
+import { basename, dirname, join } from "node:path"
+import type { AppendFile, FileInfo, LockProbe, LockResult, SessionFsApi, StreamOptions } from "../SessionFs.ts"
+import type { StoreIoError } from "../StoreError.ts"
+import { errorCode, errorDetail, FsRefusal, ioRefusal, toCreateDirError, toIoError } from "./fsErrors.ts"
+import {
+  checkedAbsolute,
+  chmodDirNoFollow,
+  fsyncDir,
+  readFully,
+  removeTreeSync,
+  walkDir,
+  withFd,
+  writeAll
+} from "./fsPath.ts"
+import type { Sys } from "./fsSys.ts"
+import { Flags } from "./fsSys.ts"
+
+/** Default chunk of a streamed read: large enough to amortise syscalls, small enough to bound memory. */
+export const DEFAULT_CHUNK_SIZE = 256 * 1024
+const MAX_CHUNK_SIZE = 16 * 1024 * 1024
+const TEMP_ATTEMPTS = 32
+const FILE_MODE = 0o600
+const DIR_MODE = 0o700
+
+const fileInfo = (stats: Stats): FileInfo => ({
+  type: stats.isSymbolicLink() ? "SymbolicLink" : stats.isDirectory() ? "Directory" : stats.isFile() ? "File" : "Other",
+  size: stats.size,
+  mtimeMs: stats.mtimeMs
+})
+
+/** Runs `use` on a fresh descriptor; closes it only when `use` throws (success hands it on). */
+const guardFd = <A>(sys: Sys, fd: number, use: (fd: number) => A): A => {
+  const result = Result.try(() => use(fd))
+  if (Result.isFailure(result)) {
+    Result.try(() => sys.close(fd))
+  }
+  return Result.getOrThrow(result)
+}
+
+const requireRegular = (sys: Sys, fd: number): number => {
+  const stats = sys.fstat(fd)
+  if (!stats.isFile()) {
+    throw new FsRefusal(stats.isDirectory() ? "EISDIR" : "EINVAL", "not a regular file")
+  }
+  return stats.size
+}
+
+/** Refuses an existing destination that is a symlink or not a regular file. */
+const requireReplaceable = (sys: Sys, path: string): void => {
+  const stats = sys.lstat(path)
+  if (stats === undefined || stats.isFile()) {
+    return
+  }
+  if (stats.isSymbolicLink()) {
+    throw new FsRefusal("ELOOP", "destination is a symbolic link")
+  }
+  throw new FsRefusal(stats.isDirectory() ? "EISDIR" : "EINVAL", "destination is not a regular file")
+}
+
+/** §1.2 create-if-absent private file: create `0600` without following links, or accept a regular file. */
+const createIfAbsentSync = (sys: Sys, path: string): void => {
+  const created = Result.try(() => sys.open(path, Flags.createExclusiveNoFollow, FILE_MODE))
+  if (Result.isSuccess(created)) {
+    withFd(sys, created.success, (fd) => sys.fchmod(fd, FILE_MODE))
+    return
+  }
+  if (errorCode(created.failure) !== "EEXIST") {
+    throw created.failure
+  }
+  const stats = sys.lstat(path)
+  if (stats === undefined) {
+    throw created.failure
+  }
+  if (stats.isSymbolicLink()) {
+    throw new FsRefusal("ELOOP", "refusing a symbolic link")
+  }
+  if (!stats.isFile()) {
+    throw new FsRefusal("EINVAL", "exists and is not a regular file")
+  }
+}
+
+interface TempFile {
+  readonly fd: number
+  readonly path: string
+}
+
+const createTemp = (sys: Sys, dir: string, base: string, pid: number, nanos: bigint): TempFile => {
+  for (let attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
+    const path = join(dir, `.${base}.${pid}.${nanos}.${attempt}.tmp`)
+    const opened = Result.try(() => sys.open(path, Flags.createExclusiveNoFollow, FILE_MODE))
+    if (Result.isSuccess(opened)) {
+      return { fd: opened.success, path }
+    }
+    if (errorCode(opened.failure) !== "EEXIST") {
+      throw opened.failure
+    }
+  }
+  throw new FsRefusal("EEXIST", `no free temporary name after ${TEMP_ATTEMPTS} attempts`)
+}
+
+/** Runs `step` on an open temp file; on failure closes and removes the temp, then rethrows. */
+const guardTemp = (sys: Sys, temp: TempFile, step: () => void): void => {
+  const done = Result.try(step)
+  if (Result.isFailure(done)) {
+    Result.try(() => sys.close(temp.fd))
+    Result.try(() => sys.unlink(temp.path))
+    throw done.failure
+  }
+}
+
+/**
+ * §1.2 atomic private write, steps 1–3: ensure the parent, refuse a symlinked or non-regular
+ * destination, create the exclusive `0600` temp sibling.
+ *
+ * **Gotchas**: the parent is walked (created `0700` when missing) but an existing parent's mode is
+ * left alone — callers that own the directory force its mode with `ensurePrivateDir`.
+ */
+const prepareTemp = (sys: Sys, pid: number, path: string, nanos: bigint): TempFile => {
+  walkDir(sys, dirname(path), "ensure")
+  requireReplaceable(sys, path)
+  const temp = createTemp(sys, dirname(path), basename(path), pid, nanos)
+  guardTemp(sys, temp, () => sys.fchmod(temp.fd, FILE_MODE))
+  return temp
+}
+
+/**
+ * §1.2 atomic private write, steps 4–6 after the bytes are written: fsync, close, rename, then
+ * the parent-directory fsync the reference omits; the temp is removed if any step before the
+ * rename fails.
+ *
+ * **Gotchas**: the rename is durable only after the parent fsync; when that last step fails the
+ * new content is visible but the write still fails, because its durability is unknown.
+ */
+const commitTemp = (sys: Sys, temp: TempFile, path: string): void => {
+  guardTemp(sys, temp, () => sys.fsync(temp.fd))
+  const moved = Result.try(() => {
+    // A close error can carry a deferred write error (NFS): it fails the write.
+    sys.close(temp.fd)
+    sys.rename(temp.path, path)
+  })
+  if (Result.isFailure(moved)) {
+    Result.try(() => sys.unlink(temp.path))
+    throw moved.failure
+  }
+  fsyncDir(sys, dirname(path))
+}
+
+const writeAtomicSync = (sys: Sys, pid: number, path: string, bytes: Uint8Array, nanos: bigint): void => {
+  const temp = prepareTemp(sys, pid, path, nanos)
+  guardTemp(sys, temp, () => writeAll(sys, temp.fd, bytes))
+  commitTemp(sys, temp, path)
+}
+
+const readNoFollowSync = (sys: Sys, path: string): Option.Option<Uint8Array> => {
+  if (!walkDir(sys, dirname(path), "validate")) {
+    return Option.none()
+  }
+  const opened = Result.try(() => sys.open(path, Flags.readNoFollow, 0))
+  if (Result.isFailure(opened)) {
+    if (errorCode(opened.failure) === "ENOENT") {
+      return Option.none()
+    }
+    throw opened.failure
+  }
+  return Option.some(withFd(sys, opened.success, (fd) => {
+    const size = requireRegular(sys, fd)
+    const first = Buffer.allocUnsafe(size)
+    const count = readFully(sys, fd, first, 0)
+    if (count < size) {
+      return first.subarray(0, count)
+    }
+    // The file may have grown since fstat: read on to end of file.
+    const rest: Array<Buffer> = []
+    let position = size
+    for (;;) {
+      const more = Buffer.allocUnsafe(64 * 1024)
+      const got = readFully(sys, fd, more, position)
+      if (got === 0) {
+        break
+      }
+      rest.push(more.subarray(0, got))
+      position += got
+    }
+    return rest.length === 0 ? first : Buffer.concat([first, ...rest])
+  }))
+}
+
+const makeAppendFile = (sys: Sys, path: string, fd: number): AppendFile => {
+  let open = true
+  const onFd = <A>(operation: string, use: (fd: number) => A): Effect.Effect<A, StoreIoError> =>
+    Effect.try({
+      try: () => {
+        // A closed descriptor number may already belong to another file: never touch it.
+        if (!open) {
+          throw new FsRefusal("EBADF", "append file is closed")
+        }
+        return use(fd)
+      },
+      catch: toIoError(operation, path)
+    })
+  return {
+    path,
+    write: Effect.fn("SessionFs.AppendFile.write")((bytes: Uint8Array) =>
+      onFd("AppendFile.write", (d) => writeAll(sys, d, bytes))
+    ),
+    datasync: onFd("AppendFile.datasync", (d) => sys.fdatasync(d)).pipe(
+      Effect.withSpan("SessionFs.AppendFile.datasync")
+    ),
+    size: onFd("AppendFile.size", (d) => sys.fstat(d).size).pipe(Effect.withSpan("SessionFs.AppendFile.size")),
+    truncate: Effect.fn("SessionFs.AppendFile.truncate")((length: number) =>
+      onFd("AppendFile.truncate", (d) => sys.ftruncate(d, length))
+    ),
+    close: Effect.sync(() => {
+      if (open) {
+        open = false
+        Result.try(() => sys.close(fd))
+      }
+    }).pipe(Effect.withSpan("SessionFs.AppendFile.close"))
+  }
+}
+
+const validRange = (start: number, end: number): boolean =>
+  Number.isSafeInteger(start) && Number.isSafeInteger(end) && start >= 0 && end >= start
+
+const rangeError = (operation: string, path: string, start: number, end: number): StoreIoError =>
+  ioRefusal(operation, path, "EINVAL", `invalid byte range [${start}, ${end})`)
+
+const shortRead = (expected: number, got: number, start: number): FsRefusal =>
+  new FsRefusal("UNEXPECTED_EOF", `short read: expected ${expected} bytes at offset ${start}, got ${got}`)
+
+const streamFrom = (
+  sys: Sys,
+  path: string,
+  options: StreamOptions | undefined
+): Stream.Stream<Uint8Array, StoreIoError> => {
+  const operation = "stream"
+  const start = options?.start ?? 0
+  const end = options?.end
+  const chunkSize = Math.min(Math.max(1, Math.floor(options?.chunkSize ?? DEFAULT_CHUNK_SIZE)), MAX_CHUNK_SIZE)
+  if (!validRange(start, end ?? start)) {
+    return Stream.fail(rangeError(operation, path, start, end ?? start))
+  }
+  const acquire = Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const fd = sys.open(checkedAbsolute(path), Flags.readNoFollow, 0)
+        return guardFd(sys, fd, (d) => {
+          requireRegular(sys, d)
+          return d
+        })
+      },
+      catch: toIoError(operation, path)
+    }),
+    (fd) => Effect.sync(() => Result.try(() => sys.close(fd)))
+  )
+  return Stream.unwrap(Effect.map(acquire, (fd) =>
+    Stream.paginate(start, (position: number) =>
+      Effect.try({
+        try: (): readonly [ReadonlyArray<Uint8Array>, Option.Option<number>] => {
+          const want = end === undefined ? chunkSize : Math.min(chunkSize, end - position)
+          if (want <= 0) {
+            return [[], Option.none()]
+          }
+          const buffer = Buffer.allocUnsafe(want)
+          const got = readFully(sys, fd, buffer, position)
+          if (end !== undefined && got < want) {
+            throw shortRead(end - start, position + got - start, start)
+          }
+          if (got === 0) {
+            return [[], Option.none()]
+          }
+          const next = position + got
+          const more = end === undefined ? got === want : next < end
+          return [[got === want ? buffer : buffer.subarray(0, got)], more ? Option.some(next) : Option.none()]
+        },
+        catch: toIoError(operation, path)
+      })))).pipe(Stream.withSpan("SessionFs.stream"))
+}
+
+const lockUnavailable = (cause: unknown): LockResult => ({ _tag: "Unavailable", reason: errorDetail(cause) })
+
+const tryLockSync = (sys: Sys, path: string): LockResult => {
+  const opened = Result.try(() => {
+    const absolute = checkedAbsolute(path)
+    createIfAbsentSync(sys, absolute)
+    return sys.open(absolute, Flags.readWriteNoFollow, 0)
+  })
+  if (Result.isFailure(opened)) {
+    return lockUnavailable(opened.failure)
+  }
+  const fd = opened.success
+  const locked = Result.try(() => sys.tryLock(fd))
+  if (Result.isFailure(locked) || !locked.success) {
+    Result.try(() => sys.close(fd))
+    return Result.isFailure(locked) ? lockUnavailable(locked.failure) : { _tag: "HeldElsewhere" }
+  }
+  let held = true
+  return {
+    _tag: "Acquired",
+    // Idempotent: closing twice could close a descriptor number reused by another file.
+    release: Effect.sync(() => {
+      if (held) {
+        held = false
+        Result.try(() => sys.unlock(fd))
+        Result.try(() => sys.close(fd))
+      }
+    })
+  }
+}
+
+const probeLockSync = (sys: Sys, path: string): LockProbe => {
+  const opened = Result.try(() => sys.open(checkedAbsolute(path), Flags.readWriteNoFollow, 0))
+  if (Result.isFailure(opened)) {
+    return errorCode(opened.failure) === "ENOENT" ? "absent" : "held"
+  }
+  const fd = opened.success
+  const locked = Result.try(() => sys.tryLock(fd))
+  if (Result.isSuccess(locked) && locked.success) {
+    Result.try(() => sys.unlock(fd))
+  }
+  Result.try(() => sys.close(fd))
+  return Result.isSuccess(locked) && !locked.success ? "held" : "free"
+}
+
+/** Builds the `SessionFs` service over `sys`; `pid` names atomic-write temporaries. */
+export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
+  const io = <A>(operation: string, path: string, run: () => A): Effect.Effect<A, StoreIoError> =>
+    Effect.try({ try: run, catch: toIoError(operation, path) })
+
+  return {
+    pid,
+
+    ensurePrivateDir: Effect.fn("SessionFs.ensurePrivateDir")((path: string) =>
+      Effect.try({
+        try: () => {
+          walkDir(sys, path, "ensure")
+          chmodDirNoFollow(sys, checkedAbsolute(path), DIR_MODE)
+        },
+        catch: toCreateDirError("ensurePrivateDir", path)
+      })
+    ),
+
+    openAppend: Effect.fn("SessionFs.openAppend")((path: string) =>
+      io("openAppend", path, () => {
+        const fd = sys.open(checkedAbsolute(path), Flags.appendCreateNoFollow, FILE_MODE)
+        return guardFd(sys, fd, (d) => {
+          requireRegular(sys, d)
+          sys.fchmod(d, FILE_MODE)
+          return makeAppendFile(sys, path, d)
+        })
+      })
+    ),
+
+    readRange: Effect.fn("SessionFs.readRange")((path: string, start: number, end: number) =>
+      validRange(start, end) ?
+        io("readRange", path, () => {
+          const fd = sys.open(checkedAbsolute(path), Flags.readNoFollow, 0)
+          return withFd(sys, fd, (d) => {
+            requireRegular(sys, d)
+            const buffer = Buffer.allocUnsafe(end - start)
+            const got = readFully(sys, d, buffer, start)
+            if (got < buffer.length) {
+              throw shortRead(buffer.length, got, start)
+            }
+            return buffer
+          })
+        }) :
+        Effect.fail(rangeError("readRange", path, start, end))
+    ),
+
+    stream: (path, options) => streamFrom(sys, path, options),
+
+    readFileNoFollow: Effect.fn("SessionFs.readFileNoFollow")((path: string) =>
+      io("readFileNoFollow", path, () => readNoFollowSync(sys, checkedAbsolute(path)))
+    ),
+
+    writeAtomic: Effect.fn("SessionFs.writeAtomic")(function*(path: string, data: Uint8Array | string) {
+      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data
+      const nanos = yield* Clock.currentTimeNanos
+      yield* io("writeAtomic", path, () => writeAtomicSync(sys, pid, checkedAbsolute(path), bytes, nanos))
+    }),
+
+    writeAtomicStream: Effect.fn("SessionFs.writeAtomicStream")(
+      function*<E>(path: string, chunks: Stream.Stream<Uint8Array, E>) {
+        const nanos = yield* Clock.currentTimeNanos
+        const fail = toIoError("writeAtomicStream", path)
+        const absolute = yield* io("writeAtomicStream", path, () => checkedAbsolute(path))
+        // Uninterruptible except while pulling chunks, so the temp file is always either
+        // committed or removed; `onError` also runs on interruption of the pull.
+        yield* Effect.uninterruptibleMask((restore) =>
+          Effect.gen(function*() {
+            const temp = yield* Effect.try({ try: () => prepareTemp(sys, pid, absolute, nanos), catch: fail })
+            yield* restore(
+              Stream.runForEach(
+                chunks,
+                (chunk) => Effect.try({ try: () => writeAll(sys, temp.fd, chunk), catch: fail })
+              )
+            ).pipe(
+              Effect.onError(() =>
+                Effect.sync(() => {
+                  Result.try(() => sys.close(temp.fd))
+                  Result.try(() => sys.unlink(temp.path))
+                })
+              )
+            )
+            yield* Effect.try({ try: () => commitTemp(sys, temp, absolute), catch: fail })
+          })
+        )
+      }
+    ),
+
+    lstat: Effect.fn("SessionFs.lstat")((path: string) =>
+      io("lstat", path, () => {
+        const stats = sys.lstat(checkedAbsolute(path))
+        return stats === undefined ? Option.none() : Option.some(fileInfo(stats))
+      })
+    ),
+
+    listDir: Effect.fn("SessionFs.listDir")((path: string) =>
+      io("listDir", path, () => {
+        const absolute = checkedAbsolute(path)
+        const stats = sys.lstat(absolute)
+        if (stats === undefined) {
+          throw new FsRefusal("ENOENT", "no such directory")
+        }
+        if (stats.isSymbolicLink()) {
+          throw new FsRefusal("ELOOP", "refusing to list a symlinked directory")
+        }
+        return sys.readdir(absolute).sort()
+      })
+    ),
+
+    rename: Effect.fn("SessionFs.rename")((from: string, to: string) =>
+      io("rename", from, () => sys.rename(checkedAbsolute(from), checkedAbsolute(to)))
+    ),
+
+    removeFile: Effect.fn("SessionFs.removeFile")((path: string) =>
+      io("removeFile", path, () => {
+        const absolute = checkedAbsolute(path)
+        const stats = sys.lstat(absolute)
+        if (stats === undefined) {
+          return false
+        }
+        if (stats.isDirectory()) {
+          throw new FsRefusal("EISDIR", "is a directory")
+        }
+        const removed = Result.try(() => sys.unlink(absolute))
+        if (Result.isFailure(removed)) {
+          if (errorCode(removed.failure) === "ENOENT") {
+            return false
+          }
+          throw removed.failure
+        }
+        return true
+      })
+    ),
+
+    removeTree: Effect.fn("SessionFs.removeTree")((path: string) =>
+      io("removeTree", path, () => removeTreeSync(sys, checkedAbsolute(path)))
+    ),
+
+    createFileIfAbsent: Effect.fn("SessionFs.createFileIfAbsent")((path: string) =>
+      io("createFileIfAbsent", path, () => createIfAbsentSync(sys, checkedAbsolute(path)))
+    ),
+
+    tryLock: Effect.fn("SessionFs.tryLock")((path: string) => Effect.sync(() => tryLockSync(sys, path))),
+
+    probeLock: Effect.fn("SessionFs.probeLock")((path: string) => Effect.sync(() => probeLockSync(sys, path))),
+
+    realPath: Effect.fn("SessionFs.realPath")((path: string) =>
+      io("realPath", path, () => sys.realpath(checkedAbsolute(path)))
+    )
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The liveness lock (spec §1.8, §3.3.14) through SessionFs.tryLock / probeLock and
+ * isSessionLive, within one process and against a separate lock-holding process.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { isSessionLive } from "../src/Liveness.ts"
+import { SessionFs } from "../src/SessionFs.ts"
+
+const tempDir = Effect.acquireRelease(
+  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "logbook-lock-")))),
+  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+)
+
+const holderScript = fileURLToPath(new URL("./fixtures/lockHolder.mjs", import.meta.url))
+
+/** Spawns a process that locks `lockPath`; resolves once it reports the lock held; SIGKILLed on scope close. */
+const spawnHolder = (lockPath: string) =>
+  Effect.acquireRelease(
+    Effect.callback<ChildProcess, Error>((resume) => {
+      const child = spawn(process.execPath, [holderScript, lockPath], { stdio: ["ignore", "pipe", "inherit"] })
+      let out = ""
+      child.stdout.on("data", (data: Buffer) => {
+        out += data.toString()
+        if (out.includes("locked")) resume(Effect.succeed(child))
+      })
+      child.on("error", (error) => resume(Effect.fail(error)))
+      child.on("exit", (code) => resume(Effect.fail(new Error(`lock holder exited early (${code}): ${out}`))))
+    }),
+    (child) => killAndWait(child)
+  )
+
+const killAndWait = (child: ChildProcess) =>
+  Effect.callback<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    child.once("exit", () => resume(Effect.void))
+    child.kill("SIGKILL")
+  })
+
+describe("Liveness", () => {
+  it.effect("a session without session.lock is not live", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const sfs = yield* SessionFs
+      assert.isFalse(yield* isSessionLive(dir))
+      assert.strictEqual(yield* sfs.probeLock(path.join(dir, "session.lock")), "absent")
+      assert.isFalse(fs.existsSync(path.join(dir, "session.lock")), "probing must not create the lock file")
+    }).pipe(Effect.provide(SessionFs.layerNode)))
+
+  it.effect("a lock held in this process is seen as held by a second probe and a second tryLock", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const sfs = yield* SessionFs
+      const lockPath = path.join(dir, "session.lock")
+      const first = yield* sfs.tryLock(lockPath)
+      assert.strictEqual(first._tag, "Acquired")
+      assert.strictEqual(fs.statSync(lockPath).mode & 0o777, 0o600)
+      assert.strictEqual(yield* sfs.probeLock(lockPath), "held")
+      assert.isTrue(yield* isSessionLive(dir))
+      assert.strictEqual((yield* sfs.tryLock(lockPath))._tag, "HeldElsewhere")
+      if (first._tag === "Acquired") {
+        yield* first.release
+        yield* first.release
+      }
+      assert.strictEqual(yield* sfs.probeLock(lockPath), "free")
+      assert.isFalse(yield* isSessionLive(dir))
+      const again = yield* sfs.tryLock(lockPath)
+      assert.strictEqual(again._tag, "Acquired")
+      if (again._tag === "Acquired") yield* again.release
+    }).pipe(Effect.provide(SessionFs.layerNode)))
+
+  it.live("a lock held by another process is held until that process is killed", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const sfs = yield* SessionFs
+      const lockPath = path.join(dir, "session.lock")
+      yield* sfs.createFileIfAbsent(lockPath)
+      const child = yield* spawnHolder(lockPath)
+      assert.strictEqual((yield* sfs.tryLock(lockPath))._tag, "HeldElsewhere")
+      assert.strictEqual(yield* sfs.probeLock(lockPath), "held")
+      assert.isTrue(yield* isSessionLive(dir))
+      yield* killAndWait(child)
+      assert.strictEqual(yield* sfs.probeLock(lockPath), "free")
+      assert.isFalse(yield* isSessionLive(dir))
+      const mine = yield* sfs.tryLock(lockPath)
+      assert.strictEqual(mine._tag, "Acquired")
+      if (mine._tag === "Acquired") yield* mine.release
+    }).pipe(Effect.provide(SessionFs.layerNode)))
+
+  it.effect("a symlinked session.lock is unavailable to tryLock and counts as live", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const sfs = yield* SessionFs
+      fs.writeFileSync(path.join(dir, "elsewhere"), "")
+      fs.symlinkSync(path.join(dir, "elsewhere"), path.join(dir, "session.lock"))
+      const result = yield* sfs.tryLock(path.join(dir, "session.lock"))
+      assert.strictEqual(result._tag, "Unavailable")
+      assert.strictEqual(yield* sfs.probeLock(path.join(dir, "session.lock")), "held")
+      assert.isTrue(yield* isSessionLive(dir))
+    }).pipe(Effect.provide(SessionFs.layerNode)))
+})
