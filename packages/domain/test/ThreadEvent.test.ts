@@ -1,0 +1,343 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Result, Schema } from "effect"
+import { readFileSync } from "node:fs"
+import { encodeEvent, encodeLine } from "../src/Encode.ts"
+import {
+  decodeEnvelope,
+  decodeEvent,
+  decodeLineText,
+  EVENT_SCHEMA_VERSION,
+  eventTimestamp,
+  isKnownEventType,
+  KNOWN_EVENT_TYPES,
+  ThreadEvent,
+  type VersionedThreadEvent
+} from "../src/ThreadEvent.ts"
+
+// Fixtures live in `shared/` beside the repository clone (CI copies them there too).
+const fixturesDir = new URL("../../../../shared/reference/fixtures/", import.meta.url)
+const fixtureLines = (name: string): Array<string> =>
+  readFileSync(new URL(name, fixturesDir), "utf8").split("\n").filter((line) => line.length > 0)
+
+const ok = <A>(result: Result.Result<A, Schema.SchemaError>): A => {
+  if (Result.isFailure(result)) assert.fail(result.failure.message)
+  return result.success
+}
+
+const failureMessage = <A>(result: Result.Result<A, Schema.SchemaError>): string => {
+  if (Result.isSuccess(result)) assert.fail(`expected a failure, decoded ${JSON.stringify(result.success)}`)
+  return result.failure.message
+}
+
+const reencodeEvent = (text: string): string => encodeEvent(ok(decodeEvent(JSON.parse(text))))
+
+const USAGE_ZERO = `{"input_tokens":0,"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":0}`
+
+describe("ThreadEvent", () => {
+  it("uses schema version 0.18.0", () => {
+    assert.strictEqual(EVENT_SCHEMA_VERSION, "0.18.0")
+  })
+
+  it("decodes every line of the spec example session and re-encodes it byte for byte", () => {
+    const lines = fixtureLines("spec-example-session.events.jsonl")
+    assert.strictEqual(lines.length, 10)
+    for (const line of lines) {
+      const envelope = ok(decodeLineText(line))
+      assert.strictEqual(envelope.schema_version, "0.18.0")
+      assert.strictEqual(encodeLine(envelope.event), line)
+      assert.strictEqual(JSON.stringify(Schema.encodeSync(ThreadEvent)(envelope.event)), encodeEvent(envelope.event))
+    }
+  })
+
+  it("lists the known event types in declaration order", () => {
+    assert.deepStrictEqual(KNOWN_EVENT_TYPES, [
+      "matrix.updated",
+      "thread.started",
+      "thread.completed",
+      "thread.compact_boundary",
+      "context.reset",
+      "turn.started",
+      "turn.completed",
+      "turn.failed",
+      "turn.blocked",
+      "item.started",
+      "item.updated",
+      "item.completed",
+      "permission.requested",
+      "permission.resolved",
+      "interjected",
+      "plan.delta",
+      "plan.approval.requested",
+      "plan.approval.resolved",
+      "error"
+    ])
+    assert.isTrue(isKnownEventType("turn.failed"))
+    assert.isFalse(isKnownEventType("tool.called"))
+  })
+
+  it.prop(
+    "decodeEvent agrees with decoding through the ThreadEvent union",
+    [ThreadEvent],
+    ([event]) => {
+      const wire = JSON.parse(encodeEvent(event))
+      const viaUnion = Schema.decodeUnknownResult(ThreadEvent)(wire)
+      assert.strictEqual(encodeEvent(ok(decodeEvent(wire))), encodeEvent(ok(viaUnion)))
+      const broken = { ...wire, usage: "bogus", item: 7, message: 7, thread_id: 7, spec: 7 }
+      assert.strictEqual(
+        Result.isSuccess(decodeEvent(broken)),
+        Result.isSuccess(Schema.decodeUnknownResult(ThreadEvent)(broken))
+      )
+    },
+    { arbitrary: { runs: 200 } }
+  )
+
+  describe("tolerances", () => {
+    it("reads missing or null usage counters as zero and writes all four", () => {
+      assert.strictEqual(
+        reencodeEvent(`{"type":"turn.completed","usage":{}}`),
+        `{"type":"turn.completed","usage":${USAGE_ZERO}}`
+      )
+      assert.strictEqual(
+        reencodeEvent(`{"type":"turn.completed","usage":{"input_tokens":null,"output_tokens":7}}`),
+        `{"type":"turn.completed","usage":{"input_tokens":0,"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":7}}`
+      )
+    })
+
+    it("still requires the usage object itself where the contract does", () => {
+      assert.include(failureMessage(decodeEvent({ type: "turn.completed" })), `["usage"]`)
+      assert.include(failureMessage(decodeEvent({ type: "turn.completed", usage: null })), `["usage"]`)
+      assert.include(failureMessage(decodeEvent({ type: "turn.completed", usage: [] })), `["usage"]`)
+      assert.include(
+        failureMessage(decodeEvent({ type: "turn.completed", usage: { output_tokens: -1 } })),
+        `["output_tokens"]`
+      )
+    })
+
+    it("reads unrecognised enum values as unknown where the contract has a catch-all", () => {
+      const completed = ok(decodeEvent({
+        type: "thread.completed",
+        thread_id: "t",
+        session_id: "s",
+        subtype: "error_new_kind",
+        outcome_code: "x",
+        usage: {},
+        num_turns: 3
+      }))
+      assert.strictEqual(completed.type === "thread.completed" && completed.subtype, "unknown")
+      assert.strictEqual(
+        reencodeEvent(
+          `{"type":"thread.compact_boundary","thread_id":"t","trigger":"cosmic_ray","mode":"remote",`
+            + `"original_message_count":10,"compacted_message_count":2}`
+        ),
+        `{"type":"thread.compact_boundary","thread_id":"t","trigger":"unknown","mode":"unknown",`
+          + `"original_message_count":10,"compacted_message_count":2}`
+      )
+      assert.strictEqual(
+        reencodeEvent(
+          `{"type":"plan.approval.resolved","thread_id":"t","turn_id":"u","decision":"defer","automatic":false}`
+        ),
+        `{"type":"plan.approval.resolved","thread_id":"t","turn_id":"u","decision":"unknown","automatic":false}`
+      )
+      assert.strictEqual(
+        reencodeEvent(
+          `{"type":"context.reset","thread_id":"t","turn_id":"u","trigger":"later","plan_preserved":true,`
+            + `"previous_context_usage_percent":80,"tool_budget_reset":false}`
+        ),
+        `{"type":"context.reset","thread_id":"t","turn_id":"u","trigger":"unknown","plan_preserved":true,`
+          + `"previous_context_usage_percent":80,"tool_budget_reset":false}`
+      )
+      assert.include(
+        failureMessage(decodeEvent({ type: "permission.resolved", tool_name: "x", decision: "maybe", wait_ms: 1 })),
+        `["decision"]`
+      )
+    })
+
+    it("reads null, missing or empty in_progress_exec_sessions as absent and never writes it empty", () => {
+      for (const sessions of [`null`, `[]`]) {
+        assert.strictEqual(
+          reencodeEvent(`{"type":"turn.completed","usage":{},"in_progress_exec_sessions":${sessions}}`),
+          `{"type":"turn.completed","usage":${USAGE_ZERO}}`
+        )
+      }
+      const text = `{"type":"turn.completed","completed_at":"2026-10-03T09:01:00Z","usage":${USAGE_ZERO},`
+        + `"in_progress_exec_sessions":["exec-2","exec-1"]}`
+      assert.strictEqual(reencodeEvent(text), text)
+      assert.strictEqual(
+        encodeEvent({
+          type: "turn.completed",
+          usage: { input_tokens: 0, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 0 },
+          in_progress_exec_sessions: []
+        }),
+        `{"type":"turn.completed","usage":${USAGE_ZERO}}`
+      )
+    })
+
+    it("reads null optional fields as absent, as serde reads Option fields", () => {
+      assert.strictEqual(
+        reencodeEvent(`{"type":"turn.failed","completed_at":null,"message":"m","usage":null}`),
+        `{"type":"turn.failed","message":"m"}`
+      )
+      assert.strictEqual(
+        reencodeEvent(`{"type":"turn.started","token_breakdown":null,"context":null}`),
+        `{"type":"turn.started"}`
+      )
+    })
+
+    it("writes defaulted turn.blocked counters even when they were missing", () => {
+      assert.strictEqual(
+        reencodeEvent(`{"type":"turn.blocked","message":"fuse"}`),
+        `{"type":"turn.blocked","message":"fuse","blocked_streak":0,"blocked_total":0,"consecutive_cap":0,"total_cap":0,`
+          + `"recovery_active":false}`
+      )
+    })
+
+    it("ignores fields the contract does not define on a known event type", () => {
+      assert.strictEqual(
+        reencodeEvent(`{"type":"thread.started","thread_id":"t","added_later":{"x":1}}`),
+        `{"type":"thread.started","thread_id":"t"}`
+      )
+    })
+  })
+
+  describe("unknown event types", () => {
+    it("decodes an unrecognised type as Unknown preserving the type and every other field", () => {
+      const event = ok(decodeEvent({ type: "tool.called", anything: 1, nested: { b: [true, null], a: "x" } }))
+      assert.deepStrictEqual(event, {
+        type: "unknown",
+        original_type: "tool.called",
+        fields: { anything: 1, nested: { b: [true, null], a: "x" } }
+      })
+      assert.strictEqual(encodeEvent(event), `{"type":"tool.called","anything":1,"nested":{"b":[true,null],"a":"x"}}`)
+    })
+
+    it("re-encodes an Unknown event losslessly, with type first", () => {
+      assert.strictEqual(reencodeEvent(`{"z":1,"type":"x.y","a":[{}]}`), `{"type":"x.y","z":1,"a":[{}]}`)
+      const canonical = `{"type":"x.y","z":1,"a":[{}]}`
+      assert.strictEqual(reencodeEvent(canonical), canonical)
+    })
+
+    it("treats a known type with a bad payload as a failure, not as Unknown", () => {
+      const message = failureMessage(decodeEvent({ type: "thread.started", thread_id: 123 }))
+      assert.include(message, `["thread_id"]`)
+      assert.notInclude(message, "original_type")
+    })
+
+    it("fails when type is missing or not a string", () => {
+      assert.include(failureMessage(decodeEvent({ anything: 1 })), `["type"]`)
+      assert.include(failureMessage(decodeEvent({ type: 12 })), `["type"]`)
+      assert.include(failureMessage(decodeEvent({ type: null })), `["type"]`)
+    })
+
+    it("refuses to encode an Unknown event that claims a known type", () => {
+      const forged: ThreadEvent = { type: "unknown", original_type: "turn.started", fields: {} }
+      assert.isTrue(Result.isFailure(Schema.encodeResult(ThreadEvent)(forged)))
+    })
+
+    it("fails an unknown item type inside a known item event", () => {
+      assert.include(
+        failureMessage(decodeEvent({ type: "item.completed", item: { id: "x", type: "hologram" } })),
+        `["item"]`
+      )
+    })
+  })
+
+  describe("matrix.updated (provisional)", () => {
+    const text = `{"type":"matrix.updated","spec":{"id":"workspace-checks","tasks":[{"id":"repair"}],"resources":{}},`
+      + `"lifecycle":"running","tasks":[{"id":"repair","status":"queued","attempts":[],"automatic_retries":0}],`
+      + `"generation":null,"revision":3}`
+
+    it("round-trips its opaque spec and tasks byte for byte", () => {
+      assert.strictEqual(reencodeEvent(text), text)
+    })
+
+    it("reads a missing generation as null and requires a string spec id and a non-negative revision", () => {
+      assert.strictEqual(reencodeEvent(text.replace(`"generation":null,`, "")), text)
+      assert.include(failureMessage(decodeEvent({ ...JSON.parse(text), spec: { tasks: [] } })), `["spec"]["id"]`)
+      assert.include(failureMessage(decodeEvent({ ...JSON.parse(text), revision: -1 })), `["revision"]`)
+    })
+  })
+
+  describe("envelopes and bad input", () => {
+    it("accepts any schema_version string and rejects a non-string one", () => {
+      const envelope: VersionedThreadEvent = ok(
+        decodeEnvelope({ schema_version: "0.11.0", event: { type: "turn.started" } })
+      )
+      assert.strictEqual(envelope.schema_version, "0.11.0")
+      assert.include(
+        failureMessage(decodeEnvelope({ schema_version: 1, event: { type: "turn.started" } })),
+        `["schema_version"]`
+      )
+      assert.include(failureMessage(decodeEnvelope({ schema_version: "1" })), `["event"]`)
+    })
+
+    it("reports nested failures with the full path from the envelope", () => {
+      assert.include(
+        failureMessage(
+          decodeEnvelope({ schema_version: "1", event: { type: "turn.completed", usage: { input_tokens: "x" } } })
+        ),
+        `["event"]["usage"]["input_tokens"]`
+      )
+      assert.include(
+        failureMessage(
+          decodeEnvelope({
+            schema_version: "1",
+            event: { type: "item.started", item: { id: "c", type: "file_change", changes: [7], status: "failed" } }
+          })
+        ),
+        `["event"]["item"]["changes"][0]`
+      )
+    })
+
+    it.prop(
+      "never throws on arbitrary JSON values and rejects the ones that are not events",
+      [Schema.Json],
+      ([value]) => {
+        const event = decodeEvent(value)
+        const envelope = decodeEnvelope(value)
+        const looksLikeEvent = typeof value === "object" && value !== null && !Array.isArray(value) && "type" in value
+        if (!looksLikeEvent) {
+          assert.isTrue(Result.isFailure(event))
+          assert.isTrue(Result.isFailure(envelope))
+        }
+      },
+      { arbitrary: { runs: 300 } }
+    )
+
+    it("fails root-level junk with a readable message instead of throwing", () => {
+      for (const junk of [5, "x", null, [], [{ type: "turn.started" }], true, undefined]) {
+        assert.include(failureMessage(decodeEvent(junk)), "Expected object")
+        assert.include(failureMessage(decodeEnvelope(junk)), "Expected object")
+      }
+    })
+
+    it("reports invalid JSON text as a SchemaError with the parser's message", () => {
+      const result = decodeLineText("not json at all")
+      assert.isTrue(Result.isFailure(result))
+      if (Result.isFailure(result)) {
+        assert.isTrue(Schema.isSchemaError(result.failure))
+        assert.include(result.failure.message, "Expected JSON text")
+      }
+      assert.isTrue(Result.isFailure(decodeLineText("")))
+      assert.isTrue(Result.isSuccess(decodeLineText(`{"schema_version":"x","event":{"type":"turn.started"}}\n`)))
+    })
+  })
+
+  describe("eventTimestamp", () => {
+    const lines = fixtureLines("spec-example-session.events.jsonl").map((line) => ok(decodeLineText(line)).event)
+
+    it("reads the recorded context timestamp of turn.started and item events", () => {
+      assert.deepStrictEqual(lines.map(eventTimestamp), [
+        undefined,
+        "2026-10-03T09:00:00Z",
+        "2026-10-03T09:00:02Z",
+        "2026-10-03T09:00:09Z",
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined
+      ])
+    })
+  })
+})
