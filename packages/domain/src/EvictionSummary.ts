@@ -1,0 +1,114 @@
+/**
+ * The default cap-eviction summary (spec §1.7, §3.3.10): a deterministic, model-free fold
+ * over the evicted events that counts event types and extracts grounded facts, so what
+ * the cap removed can still be explained without keeping a second copy of history.
+ */
+import type { ThreadEvent } from "./ThreadEvent.ts"
+
+/** At most this many grounded facts per summary. */
+export const MAX_EVICTION_GROUNDED_FACTS = 32
+
+/** Each grounded fact is at most this many UTF-8 bytes, the ellipsis included. */
+export const MAX_EVICTION_GROUNDED_FACT_BYTES = 512
+
+/** The running state of the summary fold. */
+export interface EvictionSummaryAcc {
+  readonly decodedEvents: number
+  readonly eventTypes: ReadonlyMap<string, number>
+  readonly facts: ReadonlyArray<string>
+}
+
+/** The empty fold state. */
+export const emptyEvictionSummary: EvictionSummaryAcc = { decodedEvents: 0, eventTypes: new Map(), facts: [] }
+
+const encoder = new TextEncoder()
+
+/** Collapses whitespace runs, trims, and cuts to 512 bytes at a char boundary with `…`. */
+export const normalizeFact = (raw: string): string => {
+  const collapsed = raw.replace(/\s+/gu, " ").trim()
+  if (encoder.encode(collapsed).length <= MAX_EVICTION_GROUNDED_FACT_BYTES) return collapsed
+  let bytes = 0
+  let cut = 0
+  for (const ch of collapsed) {
+    const size = encoder.encode(ch).length
+    if (bytes + size > MAX_EVICTION_GROUNDED_FACT_BYTES - 3) break
+    bytes += size
+    cut += ch.length
+  }
+  return collapsed.slice(0, cut) + "…"
+}
+
+/** The fact candidates one event contributes, in order (spec §3.3.10). */
+export const factCandidates = (event: ThreadEvent): ReadonlyArray<string> => {
+  switch (event.type) {
+    case "item.completed": {
+      const item = event.item
+      switch (item.type) {
+        case "agent_message":
+        case "plan":
+          return [item.text]
+        case "file_change":
+          return item.changes.map((change) => `file ${change.kind}: ${change.path}`)
+        case "harness":
+          return item.message === undefined ? [] : [item.message]
+        default:
+          return []
+      }
+    }
+    case "turn.failed":
+    case "turn.blocked":
+    case "error":
+      return [event.message]
+    default:
+      return []
+  }
+}
+
+/** Adds one decoded evicted event to the summary. */
+export const addToEvictionSummary = (acc: EvictionSummaryAcc, event: ThreadEvent): EvictionSummaryAcc => {
+  const eventTypes = new Map(acc.eventTypes)
+  eventTypes.set(event.type, (eventTypes.get(event.type) ?? 0) + 1)
+  let facts = acc.facts
+  if (facts.length < MAX_EVICTION_GROUNDED_FACTS) {
+    for (const candidate of factCandidates(event)) {
+      const fact = normalizeFact(candidate)
+      if (fact.length === 0 || facts.includes(fact)) continue
+      facts = [...facts, fact]
+      if (facts.length >= MAX_EVICTION_GROUNDED_FACTS) break
+    }
+  }
+  return { decodedEvents: acc.decodedEvents + 1, eventTypes, facts }
+}
+
+/** The persisted summary (`derived/eviction-summary-<id>.json`), keys in wire order. */
+export interface EvictionSummaryFile {
+  readonly session_id: string
+  readonly evicted_event_count: number
+  readonly event_types: Readonly<Record<string, number>>
+  readonly grounded_facts: ReadonlyArray<string>
+  readonly created_at: string
+  /** Additive (spec §7 item 15): scan-countable lines removed from `event_count`, out-of-turn records included. */
+  readonly evicted_line_count: number
+  /** Additive: the evicted turn range. */
+  readonly first_turn: number
+  readonly last_turn: number
+}
+
+/** Builds the summary file contents from the fold (event types sorted by key). */
+export const evictionSummaryFile = (
+  acc: EvictionSummaryAcc,
+  info: { sessionId: string; createdAt: string; countedLines: number; firstTurn: number; lastTurn: number }
+): EvictionSummaryFile => {
+  const eventTypes: Record<string, number> = {}
+  for (const key of [...acc.eventTypes.keys()].sort()) eventTypes[key] = acc.eventTypes.get(key) ?? 0
+  return {
+    session_id: info.sessionId,
+    evicted_event_count: acc.decodedEvents,
+    event_types: eventTypes,
+    grounded_facts: acc.facts,
+    created_at: info.createdAt,
+    evicted_line_count: info.countedLines,
+    first_turn: info.firstTurn,
+    last_turn: info.lastTurn
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * The canonical session event log (spec §3.3): buffered appends of versioned ThreadEvents
+ * to `events.jsonl`, the durability barrier at turn boundaries, turn reconstruction, and
+ * snapshot streaming. Opening recovers from any crash by rescanning the log.
+ */
+import type { CapBudgets, Manifest, ThreadEvent, TurnEntry } from "@logbook/domain"
+import {
+  applyLifecycleEvent,
+  decodeEvent,
+  decodeLineText,
+  DEFAULT_EVICTION_LOW_WATER,
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_EVENTS,
+  encodeLine,
+  eventTimestamp,
+  lifecycleKindOf
+} from "@logbook/domain"
+import { Clock, Duration, Effect, Result, Schedule, Stream } from "effect"
+import type { Scope } from "effect"
+import type { SummaryHook, SummaryHookFailed } from "./CapRewrite.ts"
+import { defaultSummaryHook, enforceCap } from "./CapRewrite.ts"
+import { InvalidEvent, SessionLocked, TurnEvicted, TurnNotFound } from "./EventLogError.ts"
+import { splitLines } from "./internal/lines.ts"
+import type { RawLine } from "./internal/lines.ts"
+import type { SessionState } from "./internal/sessionState.ts"
+import { currentEntries, currentManifest, flushBytes, persistMeta, usableFile } from "./internal/sessionState.ts"
+import { isoFromMillis } from "./internal/time.ts"
+import { MAX_WRITE_BUFFER_BYTES } from "./internal/writeBuffer.ts"
+import { SessionFs } from "./SessionFs.ts"
+import type { SessionPaths } from "./SessionPaths.ts"
+import { sessionPaths } from "./SessionPaths.ts"
+import { SessionRegistry } from "./SessionRegistry.ts"
+import type { CreateDirError, StoreIoError } from "./StoreError.ts"
+
+/** How to open a session's log. */
+export interface OpenOptions {
+  /** The sessions root (e.g. `<workspace>/.logbook/sessions`). */
+  readonly sessionsDir: string
+  /** The raw session id; its directory is `sessionDirName(sessionId)`. */
+  readonly sessionId: string
+  /** Fail with `SessionLocked` instead of opening when another process holds `session.lock`. */
+  readonly requireExclusive?: boolean | undefined
+  /** Run the durability barrier from a background fiber once bytes have waited this long (off by default). */
+  readonly autoFlush?: Duration.Input | undefined
+  /** Cap on retained events (default 10 000; 0 disables). */
+  readonly maxEvents?: number | undefined
+  /** Cap on the size of `events.jsonl` in bytes (default 64 MiB; 0 disables). */
+  readonly maxBytes?: number | undefined
+  /** Once a cap is exceeded, evict down to this fraction of each budget (default 0.9). */
+  readonly evictionLowWater?: number | undefined
+  /** Persists what an eviction removes before it happens (default: `derived/eviction-summary-<digest>.json`). */
+  readonly summaryHook?: SummaryHook | undefined
+  /** Called during a rescan with bytes scanned and the total (for progress on a terminal). */
+  readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined
+}
+
+/** Whether this process holds the session's liveness lock. */
+export type LockState = "exclusive" | "held-elsewhere" | "unavailable"
+
+/** The events of one turn in file order, and how many of its lines did not decode. */
+export interface ReconstructedTurn {
+  readonly turn: number
+  readonly events: ReadonlyArray<ThreadEvent>
+  readonly skipped: number
+}
+
+/** One line of a snapshot: its byte offset and its bytes including the trailing `\n`. */
+export type SnapshotLine = RawLine
+
+/** Errors an append can report. */
+export type AppendError = StoreIoError | InvalidEvent | SummaryHookFailed
+
+/** A handle on one session's log; all handles of a session in this process share one state. */
+export interface SessionLog {
+  readonly sessionId: string
+  readonly paths: SessionPaths
+  readonly lockState: LockState
+  /**
+   * Appends a typed event: a memory copy until a boundary.
+   *
+   * **Gotchas**: the event is durable only after a barrier (turn boundary, `thread.completed`,
+   * `flush`, `complete`, close). When an append fails after the event was counted, treat it as
+   * "possibly persisted".
+   */
+  readonly append: (event: ThreadEvent) => Effect.Effect<void, AppendError>
+  /** Validates untrusted input as a ThreadEvent, then appends it; invalid input appends nothing. */
+  readonly appendUnknown: (input: unknown) => Effect.Effect<ThreadEvent, AppendError>
+  /** The durability barrier: bytes, fdatasync, turn index, manifest. */
+  readonly flush: Effect.Effect<void, StoreIoError>
+  /** Refreshes `updated_at` and runs the barrier; the status changes only through `thread.completed`. */
+  readonly complete: Effect.Effect<void, StoreIoError>
+  /** The events of turn `n` (an open turn included). */
+  readonly reconstructTurn: (
+    turn: number
+  ) => Effect.Effect<ReconstructedTurn, TurnNotFound | TurnEvicted | StoreIoError>
+  /**
+   * Every retained line after a barrier, malformed ones included, streamed in bounded memory.
+   *
+   * **Gotchas**: appends on this session wait until the stream ends; consume it promptly.
+   */
+  readonly visitSnapshot: Stream.Stream<SnapshotLine, StoreIoError>
+  /** The manifest describing the in-memory state (`persisted_file_len` = what is durable). */
+  readonly manifest: Effect.Effect<Manifest>
+  /** The turn index (retained entries; the open turn last). */
+  readonly turnIndex: Effect.Effect<ReadonlyArray<TurnEntry>>
+}
+
+const lockStateOf = (s: SessionState): LockState =>
+  s.lock._tag === "Acquired" ? "exclusive" : s.lock._tag === "HeldElsewhere" ? "held-elsewhere" : "unavailable"
+
+const utf8 = new TextDecoder("utf-8")
+
+const serialise = (event: ThreadEvent): Result.Result<string, InvalidEvent> =>
+  Result.try({
+    try: () => encodeLine(event) + "\n",
+    catch: (cause) => new InvalidEvent({ operation: "append", detail: `cannot serialise event: ${String(cause)}` })
+  })
+
+/** Builds the handle operations over a shared state. */
+const makeSessionLog = (
+  s: SessionState,
+  fs: SessionFs["Service"],
+  budgets: CapBudgets,
+  hook: SummaryHook
+): SessionLog => {
+  const withFs = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E> =>
+    Effect.provideService(effect, SessionFs, fs)
+  const locked = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E> =>
+    s.semaphore.withPermit(withFs(effect))
+
+  const appendLocked = (event: ThreadEvent) =>
+    Effect.gen(function*() {
+      yield* usableFile(s, "append")
+      const line = serialise(event)
+      if (Result.isFailure(line)) return yield* line.failure
+      const nowMs = yield* Clock.currentTimeMillis
+      const start = s.nextOffset
+      const length = s.buffer.append(line.success)
+      s.nextOffset = start + length
+      s.updatedAtMs = nowMs
+      s.metaDirty = true
+      if (s.bufferedSince === undefined) s.bufferedSince = nowMs
+      const kind = lifecycleKindOf(event.type)
+      const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
+      const t = applyLifecycleEvent(s.log, kind, { start, end: s.nextOffset }, ts)
+      s.log = t.state
+      if (t.closed !== undefined) s.closed.push(t.closed)
+      if (t.boundary) {
+        yield* persistMeta(s)
+      } else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) {
+        // Bytes only, no metadata: the manifest's stale persisted_file_len makes a crash rescan.
+        yield* flushBytes(s, false)
+      }
+      yield* enforceCap(s, budgets, hook)
+    })
+
+  const append = Effect.fn("EventLog.append")(function*(event: ThreadEvent) {
+    return yield* locked(appendLocked(event))
+  })
+
+  const appendUnknown = Effect.fn("EventLog.appendUnknown")(function*(input: unknown) {
+    const decoded = decodeEvent(input)
+    if (Result.isFailure(decoded)) {
+      return yield* new InvalidEvent({ operation: "appendUnknown", detail: decoded.failure.message })
+    }
+    yield* locked(appendLocked(decoded.success))
+    return decoded.success
+  })
+
+  const flush = locked(persistMeta(s)).pipe(Effect.withSpan("EventLog.flush"))
+
+  const complete = locked(Effect.gen(function*() {
+    s.updatedAtMs = yield* Clock.currentTimeMillis
+    s.metaDirty = true
+    yield* persistMeta(s)
+  })).pipe(Effect.withSpan("EventLog.complete"))
+
+  const reconstructTurn = Effect.fn("EventLog.reconstructTurn")(function*(turn: number) {
+    return yield* locked(Effect.gen(function*() {
+      const entry = s.log.open?.turn_number === turn ? s.log.open : s.closed.find((e) => e.turn_number === turn)
+      if (entry === undefined) {
+        if (Number.isInteger(turn) && turn >= 1 && turn < s.retainedTurnBase) {
+          return yield* new TurnEvicted({ session: s.sessionId, turn, retainedTurnBase: s.retainedTurnBase })
+        }
+        return yield* new TurnNotFound({ session: s.sessionId, turn })
+      }
+      yield* flushBytes(s, false)
+      const events: Array<ThreadEvent> = []
+      let skipped = 0
+      yield* fs.stream(s.paths.events, { start: entry.start_offset, end: entry.end_offset }).pipe(
+        splitLines(entry.start_offset),
+        Stream.runForEachArray((lines) =>
+          Effect.sync(() => {
+            for (const line of lines) {
+              const text = utf8.decode(line.bytes).trim()
+              if (text.length === 0) continue
+              const decoded = decodeLineText(text)
+              if (Result.isSuccess(decoded)) events.push(decoded.success.event)
+              else skipped++
+            }
+          })
+        )
+      )
+      return { turn, events, skipped }
+    }))
+  })
+
+  const visitSnapshot: Stream.Stream<SnapshotLine, StoreIoError> = Stream.unwrap(
+    Effect.gen(function*() {
+      yield* s.semaphore.take(1)
+      yield* Effect.addFinalizer(() => s.semaphore.release(1))
+      yield* withFs(persistMeta(s))
+      return fs.stream(s.paths.events, { start: 0, end: s.nextOffset }).pipe(splitLines(0))
+    })
+  )
+
+  return {
+    sessionId: s.sessionId,
+    paths: s.paths,
+    lockState: lockStateOf(s),
+    append,
+    appendUnknown,
+    flush,
+    complete,
+    reconstructTurn,
+    visitSnapshot,
+    manifest: s.semaphore.withPermit(Effect.sync(() => currentManifest(s))),
+    turnIndex: s.semaphore.withPermit(Effect.sync(() => currentEntries(s)))
+  }
+}
+
+/**
+ * Opens (or joins, within this process) the log of one session for the lifetime of the
+ * current scope.
+ *
+ * **Gotchas**: the lock is best effort unless `requireExclusive` is set; without it a second
+ * process can open the same session and both will write (the handle reports `lockState`).
+ */
+export const open = Effect.fn("EventLog.open")(function*(options: OpenOptions) {
+  const registry = yield* SessionRegistry
+  const fs = yield* SessionFs
+  const paths = sessionPaths(options.sessionsDir, options.sessionId)
+  const requireExclusive = options.requireExclusive === true
+  const state = yield* registry.acquire({
+    paths,
+    sessionId: options.sessionId,
+    requireExclusive,
+    onScanProgress: options.onScanProgress
+  })
+  if (requireExclusive && state.lock._tag === "HeldElsewhere") {
+    return yield* new SessionLocked({ session: options.sessionId, path: paths.lock })
+  }
+  const budgets: CapBudgets = {
+    maxEvents: options.maxEvents ?? DEFAULT_MAX_EVENTS,
+    maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
+    lowWater: options.evictionLowWater ?? DEFAULT_EVICTION_LOW_WATER
+  }
+  const log = makeSessionLog(state, fs, budgets, options.summaryHook ?? defaultSummaryHook(paths.derivedDir))
+  if (options.autoFlush !== undefined) {
+    const interval = Duration.fromInputUnsafe(options.autoFlush)
+    const millis = Duration.toMillis(interval)
+    const tick = state.semaphore.withPermit(Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      if (state.bufferedSince !== undefined && now - state.bufferedSince >= millis) {
+        yield* persistMeta(state).pipe(Effect.provideService(SessionFs, fs))
+      }
+    })).pipe(
+      Effect.catch((error) => Effect.logWarning(`autoFlush of ${paths.events} failed: ${error.message}`))
+    )
+    yield* Effect.forkScoped(Effect.repeat(tick, Schedule.spaced(interval)))
+  }
+  return log
+})
+
+/** The error channel of `open`. */
+export type OpenError = StoreIoError | CreateDirError | SessionLocked
+
+/** `open` requires the registry, the file system seam and a scope for the handle's lifetime. */
+export type OpenRequirements = SessionRegistry | SessionFs | Scope.Scope
