@@ -1,0 +1,133 @@
+/**
+ * Snapshot validation and replay of `matrix.updated` checkpoints (spec §3.9.6). A host
+ * rebuilds its orchestration state from the log with `replay`; any inconsistency fails
+ * closed, and the host must then keep admission closed rather than guess.
+ */
+import { Result, Schema } from "effect"
+import {
+  activeAttempt,
+  compareCodePoints,
+  evidenceValid,
+  fail,
+  messages,
+  pairTasks,
+  poolsOf,
+  q,
+  specKey,
+  specProblem
+} from "./internal/matrixRules.ts"
+import type { MatrixError } from "./MatrixError.ts"
+import { MatrixSnapshot } from "./MatrixSnapshot.ts"
+import { MATRIX_MAX_WORKERS } from "./MatrixSnapshot.ts"
+
+const snapshotProblem = (snapshot: MatrixSnapshot): Result.Result<MatrixSnapshot, MatrixError> => {
+  const invalidSpec = specProblem(snapshot.spec)
+  if (invalidSpec !== undefined) return fail(invalidSpec)
+  return Result.flatMap(pairTasks(snapshot), (pairs) => {
+    const attemptIds = new Set<string>()
+    const workerIds = new Set<string>()
+    const usage = new Map<string, number>()
+    let active = 0
+    let activeWriter = false
+    for (const { spec, state } of pairs) {
+      const id = q(state.id)
+      if (state.automatic_retries > 1) return fail(`task ${id} used more than one automatic retry`)
+      const unconfirmed = state.attempts.filter((attempt) => !attempt.cleanup_confirmed).length
+      if (unconfirmed > 1) return fail(`task ${id} has more than one unconfirmed attempt`)
+      const holdsAttempt = state.status === "assigned" || state.status === "cleanup_uncertain"
+      if ((unconfirmed === 1) !== holdsAttempt) {
+        return fail(`task ${id} is ${state.status} but has ${unconfirmed === 1 ? "an" : "no"} unconfirmed attempt`)
+      }
+      for (const attempt of state.attempts) {
+        if (attempt.id.length === 0 || attempt.worker_id.length === 0) {
+          return fail(`task ${id} has an attempt with an empty attempt or worker ID`)
+        }
+        if (attemptIds.has(attempt.id)) return fail(`attempt ID ${q(attempt.id)} is used more than once`)
+        if (workerIds.has(attempt.worker_id)) return fail(`worker ID ${q(attempt.worker_id)} is used more than once`)
+        attemptIds.add(attempt.id)
+        workerIds.add(attempt.worker_id)
+      }
+      if (state.status === "verified") {
+        const last = state.attempts.at(-1)
+        const proven = last !== undefined && last.cleanup_confirmed && last.outcome === "success" &&
+          last.phase === "verify" && snapshot.generation !== null && last.generation === snapshot.generation &&
+          evidenceValid(spec.checks, last, last.evidence)
+        if (!proven) return fail(`verified task ${id} lacks verification evidence for the current generation`)
+      }
+      if (activeAttempt(state) !== undefined) {
+        active++
+        activeWriter = activeWriter || spec.access === "write"
+        for (const [pool, quantity] of Object.entries(spec.resources)) {
+          usage.set(pool, (usage.get(pool) ?? 0) + quantity)
+        }
+      }
+    }
+    if (active > MATRIX_MAX_WORKERS) return fail(`more than ${MATRIX_MAX_WORKERS} active attempts`)
+    if (activeWriter && active !== 1) return fail("a writing task must be the only active attempt")
+    const pools = poolsOf(snapshot.spec)
+    for (const [pool, used] of usage) {
+      if (used > (pools.get(pool) ?? 0)) return fail(`resource pool ${q(pool)} is over capacity`)
+    }
+    if (snapshot.lifecycle === "succeeded") {
+      const done = pairs.every(({ state }) =>
+        state.status === "verified" && state.attempts.every((attempt) => attempt.cleanup_confirmed)
+      )
+      if (!done) return fail("a succeeded matrix needs every task verified and every cleanup confirmed")
+    }
+    return Result.succeed(snapshot)
+  })
+}
+
+/**
+ * Validates a snapshot against every invariant of spec §3.9.6 (valid spec, task states
+ * aligned 1:1 and in order with the spec's tasks, retry and attempt bookkeeping, unique
+ * non-empty ids, proven verifications, worker cap, writer exclusivity, pool capacity,
+ * success only when fully verified) and returns it unchanged when it holds.
+ */
+export const fromSnapshot = (snapshot: MatrixSnapshot): Result.Result<MatrixSnapshot, MatrixError> =>
+  snapshotProblem(snapshot)
+
+const decodeSnapshotResult = Schema.decodeUnknownResult(MatrixSnapshot)
+
+/**
+ * Decodes an untrusted value (for example a parsed `matrix.updated` payload) and validates it
+ * with {@link fromSnapshot}; shape errors become a `MatrixError` naming the Schema issue.
+ */
+export const decodeSnapshot = (input: unknown): Result.Result<MatrixSnapshot, MatrixError> => {
+  const decoded = decodeSnapshotResult(input)
+  return Result.isFailure(decoded)
+    ? fail(`invalid matrix snapshot: ${decoded.failure.message}`)
+    : fromSnapshot(decoded.success)
+}
+
+/**
+ * Folds `matrix.updated` snapshots in log order into the latest valid snapshot per matrix
+ * id, returned as a map ordered by id (code point order). A later snapshot of a known
+ * matrix must carry the same spec and a strictly greater revision, and every snapshot must
+ * pass {@link fromSnapshot}; the first violation fails the whole replay.
+ *
+ * **Gotchas** Fail closed: on error the host must keep admission closed for every matrix,
+ * not fall back to a partial map.
+ */
+export const replay = (
+  snapshots: Iterable<MatrixSnapshot>
+): Result.Result<ReadonlyMap<string, MatrixSnapshot>, MatrixError> => {
+  const latest = new Map<string, { readonly snapshot: MatrixSnapshot; readonly key: string }>()
+  for (const snapshot of snapshots) {
+    const key = specKey(snapshot.spec)
+    const previous = latest.get(snapshot.spec.id)
+    if (previous !== undefined) {
+      if (previous.key !== key) return fail(messages.specChanged)
+      if (snapshot.revision <= previous.snapshot.revision) return fail(messages.revisionStale)
+    }
+    const valid = fromSnapshot(snapshot)
+    if (Result.isFailure(valid)) return Result.fail(valid.failure)
+    latest.set(snapshot.spec.id, { snapshot, key })
+  }
+  const ordered = new Map<string, MatrixSnapshot>()
+  for (const id of [...latest.keys()].sort(compareCodePoints)) {
+    const entry = latest.get(id)
+    if (entry !== undefined) ordered.set(id, entry.snapshot)
+  }
+  return Result.succeed(ordered)
+}
