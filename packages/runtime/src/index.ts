@@ -1,4 +1,4 @@
 /**
  * Public entry point of @logbook/runtime: re-exports only.
  */
-export {}
+export * from "./SessionMemory.ts"

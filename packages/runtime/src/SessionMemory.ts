@@ -1,0 +1,90 @@
+/**
+ * The scoped resource an agent host wraps around one session (DESIGN §7): acquiring the
+ * layer opens the session's log; releasing it flushes, completes, releases the lock, and
+ * then applies the retention policy preserving this session (spec §3.5.6).
+ */
+import type { RetentionPolicy } from "@logbook/domain"
+import { DEFAULT_RETENTION_POLICY } from "@logbook/domain"
+import type { OpenError, SessionLog, SummaryHook } from "@logbook/store"
+import { defaultSessionsDir, EventLog, Retention, SessionFs, SessionRegistry } from "@logbook/store"
+import { Context, Effect, Layer } from "effect"
+import type { Duration } from "effect"
+
+/** Options of {@link SessionMemory.layer}. */
+export interface SessionMemoryOptions {
+  /** The workspace whose `.logbook/sessions` holds the store (unless `sessionsDir` is given). */
+  readonly workspace: string
+  /** The raw session id. */
+  readonly sessionId: string
+  /** The sessions root; defaults to `<workspace>/.logbook/sessions`. */
+  readonly sessionsDir?: string | undefined
+  /** Event cap (default 10 000; 0 disables). */
+  readonly maxEvents?: number | undefined
+  /** Byte cap of `events.jsonl` (default 64 MiB; 0 disables). */
+  readonly maxBytes?: number | undefined
+  /** Summary hook for cap evictions (default: grounded-facts summary in `derived/`). */
+  readonly summaryHook?: SummaryHook | undefined
+  /** Retention applied on release; `false` turns it off (default `{ maxSessions: 50, maxAgeDays: 30 }`). */
+  readonly retention?: RetentionPolicy | false | undefined
+  /** Run the durability barrier when bytes have waited this long (off by default). */
+  readonly autoFlush?: Duration.Input | undefined
+  /** Fail with `SessionLocked` when another process has this session open. */
+  readonly requireExclusive?: boolean | undefined
+}
+
+/** The host-facing session: the event log's operations for the lifetime of the layer. */
+export class SessionMemory extends Context.Service<SessionMemory, SessionLog>()("@logbook/runtime/SessionMemory") {
+  /**
+   * Opens the session on acquire; on release flushes, completes, releases the lock and applies
+   * retention (preserving this session). Needs one `SessionRegistry` and `SessionFs` per process.
+   *
+   * **Gotchas**: release errors cannot reach the host (the scope is closing); they are logged.
+   * Call `flush` before leaving the scope when you need to know the last events are durable.
+   */
+  static readonly layer = (
+    options: SessionMemoryOptions
+  ): Layer.Layer<SessionMemory, OpenError, SessionRegistry | SessionFs | Retention> =>
+    Layer.effect(
+      SessionMemory,
+      Effect.gen(function*() {
+        const sessionsDir = options.sessionsDir ?? defaultSessionsDir(options.workspace)
+        const retention = yield* Retention
+        const policy = options.retention ?? DEFAULT_RETENTION_POLICY
+        // Registered first so it runs last: after the log's own release dropped the lock.
+        if (policy !== false) {
+          yield* Effect.addFinalizer(() =>
+            retention.apply(sessionsDir, policy, { preserve: options.sessionId }).pipe(
+              Effect.catch((error) =>
+                Effect.logWarning(`retention after closing ${options.sessionId} failed: ${error.message}`)
+              )
+            )
+          )
+        }
+        const log = yield* EventLog.open({
+          sessionsDir,
+          sessionId: options.sessionId,
+          maxEvents: options.maxEvents,
+          maxBytes: options.maxBytes,
+          summaryHook: options.summaryHook,
+          autoFlush: options.autoFlush,
+          requireExclusive: options.requireExclusive
+        })
+        yield* Effect.addFinalizer(() =>
+          log.complete.pipe(
+            Effect.catch((error) => Effect.logWarning(`closing ${options.sessionId} failed: ${error.message}`))
+          )
+        )
+        return SessionMemory.of(log)
+      })
+    )
+
+  /** The same layer with the Node file system, a registry and retention provided (one session per process). */
+  static readonly layerNode = (options: SessionMemoryOptions): Layer.Layer<SessionMemory, OpenError> =>
+    SessionMemory.layer(options).pipe(Layer.provide(storeLayerNode))
+}
+
+/** Node implementations of the store services: file system, session registry and retention. */
+export const storeLayerNode: Layer.Layer<SessionFs | SessionRegistry | Retention> = Layer.mergeAll(
+  SessionRegistry.layer,
+  Retention.layer
+).pipe(Layer.provideMerge(SessionFs.layerNode))
