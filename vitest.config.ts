@@ -3,6 +3,7 @@
  * `vitest.workspace.ts` so adding a project never touches shared settings.
  */
 import { defineConfig } from "vitest/config"
+import { SummaryReporter } from "./vitest.summary.ts"
 import { projects } from "./vitest.workspace.ts"
 
 export default defineConfig({
@@ -17,6 +18,7 @@ export default defineConfig({
   },
   test: {
     projects,
+    reporters: ["default", new SummaryReporter()],
     testTimeout: 30_000,
     hookTimeout: 30_000
   }
