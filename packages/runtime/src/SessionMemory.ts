@@ -5,10 +5,12 @@
  */
 import type { RetentionPolicy } from "@logbook/domain"
 import { DEFAULT_RETENTION_POLICY } from "@logbook/domain"
-import type { OpenError, SessionLog, SummaryHook } from "@logbook/store"
+import type { CorruptFile, OpenError, SessionLog, SummaryHook } from "@logbook/store"
 import { defaultSessionsDir, EventLog, Retention, SessionFs, SessionRegistry } from "@logbook/store"
 import { Context, Effect, Layer } from "effect"
 import type { Duration } from "effect"
+import type { GoalTracking } from "./GoalTracking.ts"
+import { makeGoalTracking } from "./GoalTracking.ts"
 
 /** Options of {@link SessionMemory.layer}. */
 export interface SessionMemoryOptions {
@@ -32,8 +34,16 @@ export interface SessionMemoryOptions {
   readonly requireExclusive?: boolean | undefined
 }
 
+/** What a host sees of its session: the log's operations plus the goal tracker. */
+export interface SessionMemoryApi extends SessionLog {
+  /** The session's GoalTracker and ProgressLedger, each command persisted before it returns. */
+  readonly goals: GoalTracking
+}
+
 /** The host-facing session: the event log's operations for the lifetime of the layer. */
-export class SessionMemory extends Context.Service<SessionMemory, SessionLog>()("@logbook/runtime/SessionMemory") {
+export class SessionMemory
+  extends Context.Service<SessionMemory, SessionMemoryApi>()("@logbook/runtime/SessionMemory")
+{
   /**
    * Opens the session on acquire; on release flushes, completes, releases the lock and applies
    * retention (preserving this session). Needs one `SessionRegistry` and `SessionFs` per process.
@@ -43,7 +53,7 @@ export class SessionMemory extends Context.Service<SessionMemory, SessionLog>()(
    */
   static readonly layer = (
     options: SessionMemoryOptions
-  ): Layer.Layer<SessionMemory, OpenError, SessionRegistry | SessionFs | Retention> =>
+  ): Layer.Layer<SessionMemory, OpenError | CorruptFile, SessionRegistry | SessionFs | Retention> =>
     Layer.effect(
       SessionMemory,
       Effect.gen(function*() {
@@ -74,12 +84,13 @@ export class SessionMemory extends Context.Service<SessionMemory, SessionLog>()(
             Effect.catch((error) => Effect.logWarning(`closing ${options.sessionId} failed: ${error.message}`))
           )
         )
-        return SessionMemory.of(log)
+        const goals = yield* makeGoalTracking(log.paths)
+        return SessionMemory.of({ ...log, goals })
       })
     )
 
   /** The same layer with the Node file system, a registry and retention provided (one session per process). */
-  static readonly layerNode = (options: SessionMemoryOptions): Layer.Layer<SessionMemory, OpenError> =>
+  static readonly layerNode = (options: SessionMemoryOptions): Layer.Layer<SessionMemory, OpenError | CorruptFile> =>
     SessionMemory.layer(options).pipe(Layer.provide(storeLayerNode))
 }
 

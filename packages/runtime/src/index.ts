@@ -1,4 +1,5 @@
 /**
  * Public entry point of @logbook/runtime: re-exports only.
  */
+export * from "./GoalTracking.ts"
 export * from "./SessionMemory.ts"

@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -104,6 +104,3 @@ describe("SessionMemory", () => {
       assert.strictEqual(readManifest(workspace, "example").turn_count, 3)
     }))
 })
-
-/** Keeps Layer referenced for readers: the store layer is shared by every test above. */
-export const sharedStore: Layer.Layer<unknown> = storeLayerNode

@@ -1,0 +1,126 @@
+/**
+ * The goal tracker and progress ledger of one session as a host service: the pure
+ * GoalTracker reducer behind a SynchronizedRef, every applied command persisted (snapshot
+ * written, scratch effects run) before it returns, so a crash never loses an acknowledged
+ * transition.
+ */
+import type { GoalClock, GoalCommand, GoalStep, GoalTrackerState, ProgressLedger, VerifierId } from "@logbook/domain"
+import {
+  applyGoalCommand,
+  emptyGoalTracker,
+  GoalCommand as Commands,
+  goalElapsedAt,
+  goalTrackerFromSnapshot,
+  verifierIdFromUuid
+} from "@logbook/domain"
+import type { CorruptFile, IdSource, SessionPaths, StoreIoError } from "@logbook/store"
+import {
+  applyGoalScratchEffects,
+  IdGenerator,
+  loadGoalSnapshot,
+  loadProgress,
+  saveGoalSnapshot,
+  saveProgress,
+  SessionFs
+} from "@logbook/store"
+import { Clock, Effect, Option, SynchronizedRef } from "effect"
+
+/** The goal-facing part of a session. */
+export interface GoalTracking {
+  /** The current tracker state (goal, timer, runtime flags). */
+  readonly state: Effect.Effect<GoalTrackerState>
+  /** Active time so far, including the interval not yet accounted. */
+  readonly elapsedMs: Effect.Effect<number>
+  /**
+   * Applies one command; when it applied, the snapshot is durable before this returns.
+   *
+   * **Gotchas**: a failed save leaves the in-memory state unchanged, so memory never runs ahead of disk.
+   */
+  readonly run: (command: GoalCommand) => Effect.Effect<GoalStep, StoreIoError>
+  /** Creates (or replaces) the goal with a freshly generated verifier id. */
+  readonly createGoal: (input: {
+    readonly goalId: string
+    readonly objective: string
+    readonly tokenBudget?: number | null
+    readonly tokenBaseline?: number
+    readonly baselineCommit?: string | null
+  }) => Effect.Effect<GoalStep, StoreIoError>
+  /** The progress ledger, if one was saved. */
+  readonly progress: Effect.Effect<Option.Option<ProgressLedger>, StoreIoError | CorruptFile>
+  /** Applies `update` to the ledger (given now as RFC 3339) and saves it atomically. */
+  readonly updateProgress: (
+    update: (ledger: Option.Option<ProgressLedger>, nowIso: string) => ProgressLedger
+  ) => Effect.Effect<ProgressLedger, StoreIoError | CorruptFile>
+}
+
+const goalClock = Effect.gen(function*() {
+  const wallMs = yield* Clock.currentTimeMillis
+  const nanos = yield* Clock.currentTimeNanos
+  return { wallMs, monotonicMs: Number(nanos / 1_000_000n) } satisfies GoalClock
+})
+
+/** A verifier id from the id source (a UUID's first 12 hex digits); retries a malformed source value. */
+const freshVerifierId = (ids: IdSource): VerifierId => {
+  for (;;) {
+    const id = verifierIdFromUuid(ids.uuid())
+    if (Option.isSome(id)) return id.value
+  }
+}
+
+/** Loads the tracker of the session at `paths` (restoring a saved goal per `from_snapshot`). */
+export const makeGoalTracking = (
+  paths: SessionPaths
+): Effect.Effect<GoalTracking, StoreIoError | CorruptFile, SessionFs> =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const ids = yield* IdGenerator
+    const withFs = <A, E>(effect: Effect.Effect<A, E, SessionFs>) => Effect.provideService(effect, SessionFs, fs)
+    const snapshot = yield* loadGoalSnapshot(paths)
+    const now = yield* goalClock
+    const initial = Option.match(snapshot, {
+      onNone: () => emptyGoalTracker,
+      onSome: (s) => goalTrackerFromSnapshot(s, { now, generateVerifierId: () => freshVerifierId(ids) })
+    })
+    const ref = yield* SynchronizedRef.make(initial)
+
+    const run = Effect.fn("GoalTracking.run")(function*(command: GoalCommand) {
+      return yield* SynchronizedRef.modifyEffect(ref, (state) =>
+        Effect.gen(function*() {
+          const step = applyGoalCommand(state, command, yield* goalClock)
+          if (step.applied) {
+            yield* withFs(applyGoalScratchEffects(paths, step.effects))
+            yield* withFs(saveGoalSnapshot(paths, step.state.goal))
+          }
+          return [step, step.state] as const
+        }))
+    })
+
+    const createGoal: GoalTracking["createGoal"] = (input) =>
+      run(Commands.CreateGoal({
+        goalId: input.goalId,
+        objective: input.objective,
+        tokenBudget: input.tokenBudget ?? null,
+        tokenBaseline: input.tokenBaseline ?? 0,
+        baselineCommit: input.baselineCommit ?? null,
+        verifierId: freshVerifierId(ids)
+      }))
+
+    const updateProgress = Effect.fn("GoalTracking.updateProgress")(function*(
+      update: (ledger: Option.Option<ProgressLedger>, nowIso: string) => ProgressLedger
+    ) {
+      const current = yield* withFs(loadProgress(paths))
+      const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString().replace("Z", "+00:00")
+      const next = update(current, nowIso)
+      yield* withFs(saveProgress(paths, next))
+      return next
+    })
+
+    return {
+      state: SynchronizedRef.get(ref),
+      elapsedMs: Effect.flatMap(goalClock, (now) => Effect.map(SynchronizedRef.get(ref), (s) => goalElapsedAt(s, now))),
+      run,
+      createGoal,
+      progress: withFs(loadProgress(paths)),
+      updateProgress
+    }
+  })
