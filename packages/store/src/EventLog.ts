@@ -18,7 +18,7 @@ import {
 import { Clock, Duration, Effect, Result, Schedule, Stream } from "effect"
 import type { Scope } from "effect"
 import type { SummaryHook, SummaryHookFailed } from "./CapRewrite.ts"
-import { defaultSummaryHook, enforceCap } from "./CapRewrite.ts"
+import { defaultSummaryHook, enforceCap, overBudget } from "./CapRewrite.ts"
 import { InvalidEvent, SessionLocked, TurnEvicted, TurnNotFound } from "./EventLogError.ts"
 import { splitLines } from "./internal/lines.ts"
 import type { RawLine } from "./internal/lines.ts"
@@ -128,42 +128,58 @@ const makeSessionLog = (
   const locked = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E> =>
     s.semaphore.withPermit(withFs(effect))
 
-  const appendLocked = (event: ThreadEvent) =>
-    Effect.gen(function*() {
-      yield* usableFile(s, "append")
-      const line = serialise(event)
-      if (Result.isFailure(line)) return yield* line.failure
-      const nowMs = yield* Clock.currentTimeMillis
-      const start = s.nextOffset
-      const length = s.buffer.append(line.success)
-      s.nextOffset = start + length
-      s.updatedAtMs = nowMs
-      s.metaDirty = true
-      if (s.bufferedSince === undefined) s.bufferedSince = nowMs
-      const kind = lifecycleKindOf(event.type)
-      const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
-      const t = applyLifecycleEvent(s.log, kind, { start, end: s.nextOffset }, ts)
-      s.log = t.state
-      if (t.closed !== undefined) s.closed.push(t.closed)
-      if (t.boundary) {
-        yield* persistMeta(s)
-      } else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) {
-        // Bytes only, no metadata: the manifest's stale persisted_file_len makes a crash rescan.
-        yield* flushBytes(s, false)
-      }
-      yield* enforceCap(s, budgets, hook)
-    })
+  /**
+   * The synchronous part of an append: serialise into the buffer and step the reducer. It
+   * returns the I/O still owed (barrier, byte flush, cap rewrite) or undefined when the append
+   * is complete in memory — so the common append costs no effect machinery beyond the permit.
+   */
+  const appendNow = (
+    event: ThreadEvent,
+    nowMs: number
+  ): Effect.Effect<void, AppendError, SessionFs> | undefined => {
+    if (s.broken !== undefined || s.file === undefined) return Effect.asVoid(usableFile(s, "append"))
+    const line = serialise(event)
+    if (Result.isFailure(line)) return Effect.fail(line.failure)
+    const start = s.nextOffset
+    const length = s.buffer.append(line.success)
+    s.nextOffset = start + length
+    s.updatedAtMs = nowMs
+    s.metaDirty = true
+    if (s.bufferedSince === undefined) s.bufferedSince = nowMs
+    const kind = lifecycleKindOf(event.type)
+    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
+    const t = applyLifecycleEvent(s.log, kind, { start, end: s.nextOffset }, ts)
+    s.log = t.state
+    if (t.closed !== undefined) s.closed.push(t.closed)
+    let io: Effect.Effect<void, AppendError, SessionFs> | undefined
+    if (t.boundary) {
+      io = persistMeta(s)
+    } else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) {
+      // Bytes only, no metadata: the manifest's stale persisted_file_len makes a crash rescan.
+      io = flushBytes(s, false)
+    }
+    if (overBudget(s, budgets)) {
+      const cap = Effect.asVoid(enforceCap(s, budgets, hook))
+      io = io === undefined ? cap : Effect.andThen(io, cap)
+    }
+    return io
+  }
 
-  const append = Effect.fn("EventLog.append")(function*(event: ThreadEvent) {
-    return yield* locked(appendLocked(event))
-  })
+  const appendWithPermit = (event: ThreadEvent): Effect.Effect<void, AppendError> =>
+    s.semaphore.withPermit(Effect.clockWith((clock) => {
+      const io = appendNow(event, clock.currentTimeMillisUnsafe())
+      return io === undefined ? Effect.void : withFs(io)
+    }))
+
+  // Untraced on purpose: a traced Effect.fn costs more than the whole in-memory append (bench P1).
+  const append = (event: ThreadEvent): Effect.Effect<void, AppendError> => appendWithPermit(event)
 
   const appendUnknown = Effect.fn("EventLog.appendUnknown")(function*(input: unknown) {
     const decoded = decodeEvent(input)
     if (Result.isFailure(decoded)) {
       return yield* new InvalidEvent({ operation: "appendUnknown", detail: decoded.failure.message })
     }
-    yield* locked(appendLocked(decoded.success))
+    yield* appendWithPermit(decoded.success)
     return decoded.success
   })
 

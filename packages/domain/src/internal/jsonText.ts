@@ -24,8 +24,12 @@ const isPlainEdge = (code: number): boolean => code > 0x20 && code < 0x7f
 /** Trims leading and trailing Unicode White_Space (Rust `str::trim` semantics). */
 export const trimWhitespace = (text: string): string => {
   if (text.length === 0) return text
-  // Fast path: an ordinary JSON line starts with `{` and ends with `}`.
-  if (isPlainEdge(text.charCodeAt(0)) && isPlainEdge(text.charCodeAt(text.length - 1))) return text
+  // Fast path: an ordinary JSON line starts with `{` and ends with `}`, maybe followed by its `\n`.
+  let end = text.length
+  if (text.charCodeAt(end - 1) === 10) end--
+  if (end > 0 && isPlainEdge(text.charCodeAt(0)) && isPlainEdge(text.charCodeAt(end - 1))) {
+    return end === text.length ? text : text.slice(0, end)
+  }
   return text.replace(LEADING, "").replace(TRAILING, "")
 }
 
