@@ -11,7 +11,9 @@
  * construction or a decode): it does not re-validate. Untrusted values must go through
  * `decodeEvent` first.
  */
-import type { ExecutionContext, ThreadEvent, TokenBreakdown, Usage } from "./ThreadEvent.ts"
+import type { MatrixAttempt, MatrixCommandEvidence, MatrixTaskState } from "./MatrixSnapshot.ts"
+import type { MatrixResources, MatrixTaskSpec } from "./MatrixSpec.ts"
+import type { ExecutionContext, MatrixUpdatedEvent, ThreadEvent, TokenBreakdown, Usage } from "./ThreadEvent.ts"
 import { EVENT_SCHEMA_VERSION } from "./ThreadEvent.ts"
 import type { ItemContext, ThreadItem } from "./ThreadItem.ts"
 
@@ -117,16 +119,52 @@ export const encodeItem = (item: ThreadItem): string => {
   }
 }
 
-type MatrixUpdated = Extract<ThreadEvent, { readonly type: "matrix.updated" }>
+const nullableStr = (value: string | null): string => value === null ? "null" : str(value)
 
-// Provisional: `spec` is opaque JSON with a string `id` placed first, as the Schema's
-// struct-with-rest encoding builds it (JavaScript still enumerates integer-like keys first).
-const encodeMatrixUpdated = (event: MatrixUpdated): string => {
-  const { id, ...rest } = event.spec
-  return `{"type":"matrix.updated","spec":${json({ id, ...rest })},"lifecycle":${str(event.lifecycle)},"tasks":${
-    json(event.tasks)
-  },"generation":${event.generation === null ? "null" : str(event.generation)},`
-    + `"revision":${num(event.revision)}}`
+// Records keep their own key order (`Object.entries`, as the Schema's Record encoding does:
+// integer-like keys first); `__proto__` is an own key after JSON.parse and is written like any other.
+const encodeResources = (resources: MatrixResources): string => {
+  let out = ""
+  for (const [name, quantity] of Object.entries(resources)) {
+    out += `${out.length === 0 ? "" : ","}${str(name)}:${num(quantity)}`
+  }
+  return `{${out}}`
+}
+
+const encodeTaskSpec = (t: MatrixTaskSpec): string =>
+  `{"id":${str(t.id)},"instructions":${str(t.instructions)},"dependencies":${strArray(t.dependencies)},`
+  + `"workspace":${str(t.workspace)},"access":${str(t.access)},"checks":${strArray(t.checks)},`
+  + `"resources":${encodeResources(t.resources)},"timeout_secs":${num(t.timeout_secs)},`
+  + `"replay_safe":${t.replay_safe},"inputs":${strArray(t.inputs)}}`
+
+const encodeEvidence = (e: MatrixCommandEvidence): string =>
+  `{"command":${str(e.command)},"attempt_id":${str(e.attempt_id)},"worker_id":${str(e.worker_id)},`
+  + `"generation":${str(e.generation)},"event_id":${str(e.event_id)},`
+  + `"exit_code":${e.exit_code === null ? "null" : num(e.exit_code)},"cancelled":${e.cancelled}}`
+
+const encodeAttempt = (a: MatrixAttempt): string => {
+  let evidence = ""
+  for (const e of a.evidence) evidence += `${evidence.length === 0 ? "" : ","}${encodeEvidence(e)}`
+  return `{"id":${str(a.id)},"worker_id":${str(a.worker_id)},"phase":${str(a.phase)},`
+    + `"generation":${nullableStr(a.generation)},"launch_requested":${a.launch_requested},`
+    + `"outcome":${nullableStr(a.outcome)},"cleanup_confirmed":${a.cleanup_confirmed},"evidence":[${evidence}]}`
+}
+
+const encodeTaskState = (t: MatrixTaskState): string => {
+  let attempts = ""
+  for (const a of t.attempts) attempts += `${attempts.length === 0 ? "" : ","}${encodeAttempt(a)}`
+  return `{"id":${str(t.id)},"status":${str(t.status)},"attempts":[${attempts}],`
+    + `"automatic_retries":${num(t.automatic_retries)}}`
+}
+
+const encodeMatrixUpdated = (event: MatrixUpdatedEvent): string => {
+  let specTasks = ""
+  for (const t of event.spec.tasks) specTasks += `${specTasks.length === 0 ? "" : ","}${encodeTaskSpec(t)}`
+  let tasks = ""
+  for (const t of event.tasks) tasks += `${tasks.length === 0 ? "" : ","}${encodeTaskState(t)}`
+  return `{"type":"matrix.updated","spec":{"id":${str(event.spec.id)},"tasks":[${specTasks}],`
+    + `"resources":${encodeResources(event.spec.resources)}},"lifecycle":${str(event.lifecycle)},`
+    + `"tasks":[${tasks}],"generation":${nullableStr(event.generation)},"revision":${num(event.revision)}}`
 }
 
 /**

@@ -39,7 +39,8 @@ import type {
 import { MATRIX_MAX_WORKERS } from "./MatrixSnapshot.ts"
 import type { MatrixSpec } from "./MatrixSpec.ts"
 
-export { decodeSnapshot, fromSnapshot, replay } from "./MatrixReplay.ts"
+export { decodeSnapshot, emptyReplay, fromSnapshot, replay, replayResult, replayStep } from "./MatrixReplay.ts"
+export type { ReplayState } from "./MatrixReplay.ts"
 
 /**
  * Source of runtime-made ids for new attempts and workers (UUID v4 in production, counters

@@ -101,6 +101,51 @@ export const decodeSnapshot = (input: unknown): Result.Result<MatrixSnapshot, Ma
 }
 
 /**
+ * The state of an incremental replay: the latest valid snapshot per matrix id so far (with
+ * its spec's comparison key). Start from {@link emptyReplay}, feed snapshots in log order to
+ * {@link replayStep}, finish with {@link replayResult}. Treat it as opaque.
+ */
+export interface ReplayState {
+  readonly latest: ReadonlyMap<string, { readonly snapshot: MatrixSnapshot; readonly key: string }>
+}
+
+/** A replay that has seen no snapshot yet. */
+export const emptyReplay: ReplayState = { latest: new Map() }
+
+/**
+ * Folds one `matrix.updated` snapshot into a replay (the step of {@link replay}): a later
+ * snapshot of a known matrix must carry the same spec and a strictly greater revision, and
+ * every snapshot must pass {@link fromSnapshot}. Never mutates `state`, so a failed step
+ * leaves the previous state usable for error reporting.
+ *
+ * **Gotchas** Each step copies the id map: cost is O(matrices) per snapshot, fine for the
+ * handful of matrices a session holds, not for thousands.
+ */
+export const replayStep = (state: ReplayState, snapshot: MatrixSnapshot): Result.Result<ReplayState, MatrixError> => {
+  const key = specKey(snapshot.spec)
+  const previous = state.latest.get(snapshot.spec.id)
+  if (previous !== undefined) {
+    if (previous.key !== key) return fail(messages.specChanged)
+    if (snapshot.revision <= previous.snapshot.revision) return fail(messages.revisionStale)
+  }
+  const valid = fromSnapshot(snapshot)
+  if (Result.isFailure(valid)) return Result.fail(valid.failure)
+  const latest = new Map(state.latest)
+  latest.set(snapshot.spec.id, { snapshot, key })
+  return Result.succeed({ latest })
+}
+
+/** The replayed snapshots as a map ordered by matrix id (code point order). */
+export const replayResult = (state: ReplayState): ReadonlyMap<string, MatrixSnapshot> => {
+  const ordered = new Map<string, MatrixSnapshot>()
+  for (const id of [...state.latest.keys()].sort(compareCodePoints)) {
+    const entry = state.latest.get(id)
+    if (entry !== undefined) ordered.set(id, entry.snapshot)
+  }
+  return ordered
+}
+
+/**
  * Folds `matrix.updated` snapshots in log order into the latest valid snapshot per matrix
  * id, returned as a map ordered by id (code point order). A later snapshot of a known
  * matrix must carry the same spec and a strictly greater revision, and every snapshot must
@@ -112,22 +157,11 @@ export const decodeSnapshot = (input: unknown): Result.Result<MatrixSnapshot, Ma
 export const replay = (
   snapshots: Iterable<MatrixSnapshot>
 ): Result.Result<ReadonlyMap<string, MatrixSnapshot>, MatrixError> => {
-  const latest = new Map<string, { readonly snapshot: MatrixSnapshot; readonly key: string }>()
+  let state = emptyReplay
   for (const snapshot of snapshots) {
-    const key = specKey(snapshot.spec)
-    const previous = latest.get(snapshot.spec.id)
-    if (previous !== undefined) {
-      if (previous.key !== key) return fail(messages.specChanged)
-      if (snapshot.revision <= previous.snapshot.revision) return fail(messages.revisionStale)
-    }
-    const valid = fromSnapshot(snapshot)
-    if (Result.isFailure(valid)) return Result.fail(valid.failure)
-    latest.set(snapshot.spec.id, { snapshot, key })
+    const next = replayStep(state, snapshot)
+    if (Result.isFailure(next)) return Result.fail(next.failure)
+    state = next.success
   }
-  const ordered = new Map<string, MatrixSnapshot>()
-  for (const id of [...latest.keys()].sort(compareCodePoints)) {
-    const entry = latest.get(id)
-    if (entry !== undefined) ordered.set(id, entry.snapshot)
-  }
-  return Result.succeed(ordered)
+  return Result.succeed(replayResult(state))
 }

@@ -5,6 +5,7 @@
  * are exactly `spec, lifecycle, tasks, generation, revision`, in that order.
  */
 import { Schema } from "effect"
+import { nullWhenAbsent } from "./internal/eventFields.ts"
 import { MatrixSpec } from "./MatrixSpec.ts"
 
 /** Hard limit on concurrently active attempts, whatever the host configures. */
@@ -66,6 +67,9 @@ export type MatrixOutcome = typeof MatrixOutcome.Type
  * One check command run by a verify attempt, tied to the attempt, worker and generation that
  * ran it and to the logged event (`event_id`) that proves it. `exit_code` is null when the
  * command never produced one.
+ *
+ * Every nullable field here and below is a plain serde `Option`: always written (as `null` when
+ * absent), and a missing key reads as `null`, as the reference reads it.
  */
 export const MatrixCommandEvidence = Schema.Struct({
   command: Schema.String,
@@ -73,7 +77,7 @@ export const MatrixCommandEvidence = Schema.Struct({
   worker_id: Schema.String,
   generation: Schema.String,
   event_id: Schema.String,
-  exit_code: Schema.NullOr(Schema.Int.check(Schema.isInt32())),
+  exit_code: nullWhenAbsent(Schema.Int.check(Schema.isInt32())),
   cancelled: Schema.Boolean
 })
 
@@ -88,9 +92,9 @@ export const MatrixAttempt = Schema.Struct({
   id: Schema.String,
   worker_id: Schema.String,
   phase: MatrixPhase,
-  generation: Schema.NullOr(Schema.String),
+  generation: nullWhenAbsent(Schema.String),
   launch_requested: Schema.Boolean,
-  outcome: Schema.NullOr(MatrixOutcome),
+  outcome: nullWhenAbsent(MatrixOutcome),
   cleanup_confirmed: Schema.Boolean,
   evidence: Schema.Array(MatrixCommandEvidence)
 })
@@ -120,7 +124,7 @@ export const MatrixSnapshot = Schema.Struct({
   spec: MatrixSpec,
   lifecycle: MatrixLifecycle,
   tasks: Schema.Array(MatrixTaskState),
-  generation: Schema.NullOr(Schema.String),
+  generation: nullWhenAbsent(Schema.String),
   revision: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 })
 

@@ -10,7 +10,6 @@ import { Result, Schema, SchemaTransformation } from "effect"
 import {
   defaulted,
   NullTolerantCounter,
-  nullWhenAbsent,
   omittedWhenAbsent,
   omittedWhenEmpty,
   tolerantLiterals,
@@ -19,6 +18,7 @@ import {
   U8
 } from "./internal/eventFields.ts"
 import { parseJsonText } from "./internal/jsonText.ts"
+import { MatrixSnapshot } from "./MatrixSnapshot.ts"
 import { ThreadItem } from "./ThreadItem.ts"
 
 /** The schema version written into every envelope this library appends. */
@@ -73,26 +73,19 @@ export const ExecutionContext = Schema.Struct({
 /** Task identity recorded on `turn.started`. */
 export type ExecutionContext = typeof ExecutionContext.Type
 
-const ProvisionalMatrixSpec = Schema.StructWithRest(Schema.Struct({ id: Schema.String }), [
-  Schema.Record(Schema.String, Schema.Json)
-])
-
 /**
- * `matrix.updated`, provisional shape: the `MatrixSnapshot` fields inline with `spec` and
- * `tasks` kept as opaque JSON (only `spec.id` is checked). Kept as its own export so the
- * matrix module can swap in the full snapshot Schemas without touching anything else.
+ * `matrix.updated` (spec §2.2, §3.9.1): a `MatrixSnapshot` carried verbatim, its fields
+ * inline after `type` in the snapshot's order (`spec, lifecycle, tasks, generation,
+ * revision`). Decoding checks the shape only; `Matrix.fromSnapshot` / `Matrix.replay` check
+ * the orchestration invariants, so an event that decodes can still fail replay.
  */
-export const MatrixUpdatedProvisional = Schema.Struct({
+export const MatrixUpdatedEvent = Schema.Struct({
   type: Schema.Literal("matrix.updated"),
-  spec: ProvisionalMatrixSpec,
-  lifecycle: Schema.String,
-  tasks: Schema.Array(Schema.Json),
-  generation: nullWhenAbsent(Schema.String),
-  revision: U64
+  ...MatrixSnapshot.fields
 })
 
-/** `matrix.updated` (provisional shape). */
-export type MatrixUpdatedEvent = typeof MatrixUpdatedProvisional.Type
+/** A matrix checkpoint: the full snapshot after one successful mutation. */
+export type MatrixUpdatedEvent = typeof MatrixUpdatedEvent.Type
 
 /** A new execution thread started (lifecycle: `thread_started`). */
 export const ThreadStartedEvent = Schema.Struct({
@@ -329,7 +322,7 @@ export const ThreadErrorEvent = Schema.Struct({ type: Schema.Literal("error"), m
 export type ThreadErrorEvent = typeof ThreadErrorEvent.Type
 
 const KNOWN_EVENT_SCHEMAS = [
-  MatrixUpdatedProvisional,
+  MatrixUpdatedEvent,
   ThreadStartedEvent,
   ThreadCompletedEvent,
   ThreadCompactBoundaryEvent,

@@ -215,6 +215,17 @@ describe("Matrix.replay", () => {
     )
   })
 
+  it("replays incrementally with replayStep exactly as replay does, leaving the prior state usable on failure", () => {
+    const a = created("a")
+    const b = created("b")
+    const a1 = ok(Matrix.start(a)).snapshot
+    let state = Matrix.emptyReplay
+    for (const s of [b, a, a1]) state = ok(Matrix.replayStep(state, s))
+    assert.deepStrictEqual([...Matrix.replayResult(state)], [...ok(Matrix.replay([b, a, a1]))])
+    assert.strictEqual(errorOf(Matrix.replayStep(state, a)), "matrix revision did not advance")
+    assert.strictEqual(Matrix.replayResult(state).get("a"), a1)
+  })
+
   it("accepts a snapshot whose revision skipped ahead", () => {
     const s = created("m")
     const ahead = { ...ok(Matrix.start(s)).snapshot, revision: 40 }

@@ -12,7 +12,8 @@ import {
   Manifest,
   PendingCapRewrite,
   SESSION_STORE_SCHEMA_VERSION,
-  TurnEntry
+  TurnEntry,
+  TurnIndexFile
 } from "../src/SessionFiles.ts"
 
 const manifestText =
@@ -243,4 +244,37 @@ describe("SessionFiles", () => {
       }
     })
   })
+})
+
+describe("the turn index fast decoder", () => {
+  const schemaDecode = Schema.decodeUnknownResult(Schema.fromJsonString(TurnIndexFile))
+  const mutations: ReadonlyArray<(e: Record<string, unknown>) => Record<string, unknown>> = [
+    (e) => e,
+    (e) => ({ ...e, turn_number: -1 }),
+    (e) => ({ ...e, start_offset: 1.5 }),
+    (e) => ({ ...e, end_offset: "12" }),
+    (e) => ({ ...e, event_count: null }),
+    (e) => ({ ...e, ts: 5 }),
+    (e) => ({ ...e, extra: "ignored" }),
+    (e) => {
+      const { ts: _ts, ...rest } = e
+      return rest
+    }
+  ]
+
+  it.prop(
+    "accepts exactly what the TurnIndexFile schema accepts, with the same entries",
+    [Schema.Array(TurnEntry), Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 7 }))],
+    ([entries, which]) => {
+      const mutate = mutations[which] ?? ((e) => e)
+      const text = JSON.stringify({ entries: entries.map((e) => mutate({ ...e })) })
+      const fast = decodeTurnIndexText(text)
+      const reference = schemaDecode(text)
+      assert.strictEqual(Result.isSuccess(fast), Result.isSuccess(reference))
+      if (Result.isSuccess(fast) && Result.isSuccess(reference)) {
+        assert.deepStrictEqual(fast.success, reference.success.entries)
+      }
+    },
+    { arbitrary: { runs: 300 } }
+  )
 })

@@ -241,19 +241,54 @@ describe("ThreadEvent", () => {
     })
   })
 
-  describe("matrix.updated (provisional)", () => {
-    const text = `{"type":"matrix.updated","spec":{"id":"workspace-checks","tasks":[{"id":"repair"}],"resources":{}},`
-      + `"lifecycle":"running","tasks":[{"id":"repair","status":"queued","attempts":[],"automatic_retries":0}],`
-      + `"generation":null,"revision":3}`
+  describe("matrix.updated", () => {
+    const taskSpec = `{"id":"repair","instructions":"fix it","dependencies":[],"workspace":"src","access":"write",`
+      + `"checks":["npm test"],"resources":{"cpu":1},"timeout_secs":600,"replay_safe":false,"inputs":["src/a.ts"]}`
+    const evidence = `{"command":"npm test","attempt_id":"a2","worker_id":"w2","generation":"g1","event_id":"e1",`
+      + `"exit_code":0,"cancelled":false}`
+    const attempts = `[{"id":"a1","worker_id":"w1","phase":"execute","generation":null,"launch_requested":true,`
+      + `"outcome":"success","cleanup_confirmed":true,"evidence":[]},`
+      + `{"id":"a2","worker_id":"w2","phase":"verify","generation":"g1","launch_requested":true,`
+      + `"outcome":null,"cleanup_confirmed":false,"evidence":[${evidence}]}]`
+    const text =
+      `{"type":"matrix.updated","spec":{"id":"workspace-checks","tasks":[${taskSpec}],"resources":{"cpu":2}},`
+      + `"lifecycle":"verifying","tasks":[{"id":"repair","status":"assigned","attempts":${attempts},`
+      + `"automatic_retries":0}],"generation":"g1","revision":7}`
 
-    it("round-trips its opaque spec and tasks byte for byte", () => {
+    it("decodes the snapshot fields inline and re-encodes them byte for byte", () => {
+      const event = ok(decodeEvent(JSON.parse(text)))
+      assert.strictEqual(event.type, "matrix.updated")
+      if (event.type !== "matrix.updated") return
+      assert.strictEqual(event.spec.tasks[0]?.timeout_secs, 600)
+      assert.strictEqual(event.tasks[0]?.attempts[1]?.evidence[0]?.exit_code, 0)
       assert.strictEqual(reencodeEvent(text), text)
+      assert.strictEqual(JSON.stringify(Schema.encodeSync(ThreadEvent)(event)), text)
     })
 
-    it("reads a missing generation as null and requires a string spec id and a non-negative revision", () => {
-      assert.strictEqual(reencodeEvent(text.replace(`"generation":null,`, "")), text)
-      assert.include(failureMessage(decodeEvent({ ...JSON.parse(text), spec: { tasks: [] } })), `["spec"]["id"]`)
-      assert.include(failureMessage(decodeEvent({ ...JSON.parse(text), revision: -1 })), `["revision"]`)
+    it("reads missing nullable fields as null and missing defaulted spec fields as empty, then writes them all", () => {
+      const sparse = text.replace(`"generation":"g1","revision"`, `"revision"`)
+        .replace(`"phase":"execute","generation":null,`, `"phase":"execute",`)
+        .replace(`"outcome":null,`, "")
+        .replace(`"exit_code":0,`, "")
+        .replace(`"dependencies":[],`, "")
+        .replace(`,"replay_safe":false,"inputs":["src/a.ts"]`, "")
+        .replace(`,"resources":{"cpu":2}}`, "}")
+      const expected = text.replace(`"generation":"g1","revision"`, `"generation":null,"revision"`)
+        .replace(`"exit_code":0,`, `"exit_code":null,`)
+        .replace(`"inputs":["src/a.ts"]`, `"inputs":[]`)
+        .replace(`"resources":{"cpu":2}}`, `"resources":{}}`)
+      assert.strictEqual(reencodeEvent(sparse), expected)
+    })
+
+    it("rejects a payload whose shape breaks the snapshot contract, naming the path", () => {
+      const value = JSON.parse(text)
+      assert.include(failureMessage(decodeEvent({ ...value, spec: { tasks: [] } })), `["spec"]["id"]`)
+      assert.include(failureMessage(decodeEvent({ ...value, revision: -1 })), `["revision"]`)
+      assert.include(failureMessage(decodeEvent({ ...value, lifecycle: "sleeping" })), `["lifecycle"]`)
+      assert.include(
+        failureMessage(decodeEvent({ ...value, tasks: [{ ...value.tasks[0], automatic_retries: 256 }] })),
+        `["tasks"][0]["automatic_retries"]`
+      )
     })
   })
 

@@ -1,4 +1,4 @@
 /**
  * Public entry point of @logbook/projections: re-exports only.
  */
-export {}
+export * from "./MatrixState.ts"

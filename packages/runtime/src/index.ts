@@ -3,3 +3,4 @@
  */
 export * from "./GoalTracking.ts"
 export * from "./SessionMemory.ts"
+export * from "./MatrixCoordinator.ts"
