@@ -119,13 +119,13 @@ const q = (text: string): string => JSON.stringify(text)
 const matrixIds = (ids: IdSource): Matrix.IdGenerator => ({ attemptId: ids.uuid, workerId: ids.uuid })
 
 /**
- * Builds the coordinator of the session behind `log`, replaying its `matrix.updated`
- * checkpoints first. Attempt and worker ids come from the `IdGenerator` reference (random
+ * Builds the coordinator of the session behind `log`; its `matrix.updated` checkpoints are
+ * replayed on the first matrix call. Attempt and worker ids come from the `IdGenerator` reference (random
  * UUIDs unless a test provides a deterministic source); the workspace checks of `create` go
  * through `SessionFs`.
  *
- * **Gotchas**: an invalid history does not fail construction (the session itself stays
- * usable); it closes every matrix operation instead. An I/O error while replaying does fail.
+ * **Gotchas**: an invalid history never fails the session; it closes every matrix operation
+ * instead. An I/O error while replaying fails that call and the next call replays again.
  */
 export const makeMatrixCoordinator = Effect.fn("MatrixCoordinator.make")(function*(
   log: SessionLog,
@@ -135,14 +135,10 @@ export const makeMatrixCoordinator = Effect.fn("MatrixCoordinator.make")(functio
   const ids = matrixIds(yield* IdGenerator)
   const defaultCap = options.maxConcurrent ?? MATRIX_DEFAULT_WORKERS
 
-  const replayed = yield* Effect.result(matrixState(log))
-  const initial: Known = Result.isSuccess(replayed)
-    ? { _tag: "Ready", matrices: replayed.success }
-    : replayed.failure._tag === "MatrixError"
-    ? { _tag: "Closed", error: replayed.failure }
-    : UNKNOWN
-  if (Result.isFailure(replayed) && replayed.failure._tag === "StoreIoError") return yield* replayed.failure
-  const ref = yield* SynchronizedRef.make(initial)
+  // Lazy: the first matrix call replays the log, so opening a session never streams the whole
+  // file for hosts that do not use matrices (bench P3 keeps open O(1)).
+  const initial: Known = UNKNOWN
+  const ref = yield* SynchronizedRef.make<Known>(initial)
 
   /** The replayed map, replaying first when memory was dropped; the next `Known` comes along. */
   const load = (known: Known): Effect.Effect<Step<Matrices, MatrixError | StoreIoError>> =>

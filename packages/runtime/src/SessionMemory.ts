@@ -11,6 +11,8 @@ import { Context, Effect, Layer } from "effect"
 import type { Duration } from "effect"
 import type { GoalTracking } from "./GoalTracking.ts"
 import { makeGoalTracking } from "./GoalTracking.ts"
+import type { MatrixCoordinator } from "./MatrixCoordinator.ts"
+import { makeMatrixCoordinator } from "./MatrixCoordinator.ts"
 
 /** Options of {@link SessionMemory.layer}. */
 export interface SessionMemoryOptions {
@@ -38,6 +40,8 @@ export interface SessionMemoryOptions {
 export interface SessionMemoryApi extends SessionLog {
   /** The session's GoalTracker and ProgressLedger, each command persisted before it returns. */
   readonly goals: GoalTracking
+  /** Matrix orchestration state: every mutation is appended and flushed before it returns. */
+  readonly matrix: MatrixCoordinator
 }
 
 /** The host-facing session: the event log's operations for the lifetime of the layer. */
@@ -85,7 +89,8 @@ export class SessionMemory
           )
         )
         const goals = yield* makeGoalTracking(log.paths)
-        return SessionMemory.of({ ...log, goals })
+        const matrix = yield* makeMatrixCoordinator(log)
+        return SessionMemory.of({ ...log, goals, matrix })
       })
     )
 
