@@ -2,3 +2,5 @@
  * Public entry point of @logbook/projections: re-exports only.
  */
 export * from "./MatrixState.ts"
+export * from "./EventStream.ts"
+export * from "./RecentSessions.ts"

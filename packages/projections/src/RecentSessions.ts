@@ -1,0 +1,115 @@
+/**
+ * The sessions of a store, most recently updated first (spec §3.7.1 `recent_sessions`), with
+ * what an operator needs to pick one: counters, status, whether a live process holds it and
+ * whether it is pinned. Sessions are found only as direct children of the sessions root (never
+ * from manifest contents), manifests are read without following links, and nothing is written.
+ */
+import type { Manifest } from "@logbook/domain"
+import { compareInstants, parseRfc3339 } from "@logbook/domain"
+import type { StoreIoError } from "@logbook/store"
+import { isSessionLive, loadManifest, pathsForDir, SessionFs } from "@logbook/store"
+import { Effect, Option } from "effect"
+import { resolve } from "node:path"
+
+/** One session of a listing. `id` is the directory name: the identity every command accepts. */
+export interface SessionSummary {
+  readonly id: string
+  /** The raw id recorded in the manifest (equal to `id` unless the id needed sanitising). */
+  readonly manifestSessionId: string
+  readonly status: Manifest["status"]
+  readonly turnCount: number
+  readonly eventCount: number
+  readonly createdAt: string
+  readonly updatedAt: string
+  readonly inTurn: boolean
+  /** Some process holds `session.lock`. */
+  readonly live: boolean
+  /** `retention-pin.json` is a regular file: retention never removes it. */
+  readonly pinned: boolean
+}
+
+/** A listing: the sessions, and the directory names skipped because their manifest is missing or invalid. */
+export interface SessionListing {
+  readonly sessionsDir: string
+  readonly sessions: ReadonlyArray<SessionSummary>
+  readonly unreadable: ReadonlyArray<string>
+}
+
+/** Options of {@link recentSessions}. */
+export interface RecentSessionsOptions {
+  /** At most this many sessions, the most recent (default: all). */
+  readonly limit?: number | undefined
+}
+
+/**
+ * Newest first by parsed `updated_at`; an unparseable timestamp sorts after every parseable one;
+ * ties by directory name.
+ */
+export const compareRecency = (a: SessionSummary, b: SessionSummary): number => {
+  const ia = parseRfc3339(a.updatedAt)
+  const ib = parseRfc3339(b.updatedAt)
+  if (ia !== undefined && ib !== undefined) {
+    const c = compareInstants(ib, ia)
+    if (c !== 0) return c
+  } else if (ia !== undefined) {
+    return -1
+  } else if (ib !== undefined) {
+    return 1
+  }
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
+const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolean): SessionSummary => ({
+  id,
+  manifestSessionId: m.session_id,
+  status: m.status,
+  turnCount: m.turn_count,
+  eventCount: m.event_count,
+  createdAt: m.created_at,
+  updatedAt: m.updated_at,
+  inTurn: m.in_turn === true,
+  live,
+  pinned
+})
+
+/**
+ * Lists the sessions below `sessionsDir`, most recently updated first. Entries that are not real
+ * directories (symlinks included) or whose names start with `.` (trash, temporaries) are
+ * ignored; directories whose manifest is missing, unreadable or invalid are listed in
+ * `unreadable`. A missing root is an empty store.
+ *
+ * **Gotchas**: reads every manifest (O(sessions)); `live` is a snapshot of the lock.
+ */
+export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
+  function*(sessionsDir: string, options: RecentSessionsOptions = {}) {
+    const fs = yield* SessionFs
+    const root = resolve(sessionsDir)
+    const rootInfo = yield* fs.lstat(root)
+    if (Option.isNone(rootInfo)) return { sessionsDir: root, sessions: [], unreadable: [] } satisfies SessionListing
+    const sessions: Array<SessionSummary> = []
+    const unreadable: Array<string> = []
+    for (const name of yield* fs.listDir(root)) {
+      if (name.startsWith(".")) continue
+      const paths = pathsForDir(root, name)
+      const info = yield* fs.lstat(paths.dir)
+      if (Option.isNone(info) || info.value.type !== "Directory") continue
+      const manifest = yield* loadManifest(paths.manifest).pipe(
+        Effect.catch(() => Effect.succeed(Option.none<Manifest>()))
+      )
+      if (Option.isNone(manifest)) {
+        unreadable.push(name)
+        continue
+      }
+      const live = yield* isSessionLive(paths.dir)
+      const pin = yield* fs.lstat(paths.pin)
+      sessions.push(summaryOf(name, manifest.value, live, Option.isSome(pin) && pin.value.type === "File"))
+    }
+    sessions.sort(compareRecency)
+    const limit = options.limit
+    const limited = limit === undefined ? sessions : sessions.slice(0, Math.max(0, limit))
+    return { sessionsDir: root, sessions: limited, unreadable } satisfies SessionListing
+  }
+)
+
+/** The error channel of {@link recentSessions}: reading the root itself failed. */
+export type RecentSessionsError = StoreIoError

@@ -1,0 +1,78 @@
+/**
+ * The `logbook` command tree and how one invocation runs: parse with `effect/cli`, run the
+ * command over the Node store services, and turn any failure into one message on stderr and an
+ * exit code (0 ok, 1 failure, 2 usage, 3 not found, 4 evicted, 5 integrity problem).
+ */
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
+import { CliOutput, Command } from "effect/cli"
+import { appendCommand } from "./cli/Append.ts"
+import { demoCommand } from "./cli/Demo.ts"
+import { exitCodeOf, renderCause } from "./cli/Errors.ts"
+import { eventsCommand, turnCommand } from "./cli/Events.ts"
+import { matrixCommand } from "./cli/Matrix.ts"
+import { retentionCommand } from "./cli/Retention.ts"
+import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
+import { sessionsCommand } from "./cli/Sessions.ts"
+import { showCommand } from "./cli/Show.ts"
+import { verifyCommand } from "./cli/Verify.ts"
+import { storeLayerNode } from "./SessionMemory.ts"
+
+/** The whole command tree. */
+export const logbookCli = rootCommand.pipe(
+  Command.withSubcommands([
+    demoCommand,
+    appendCommand,
+    sessionsCommand,
+    showCommand,
+    turnCommand,
+    eventsCommand,
+    verifyCommand,
+    retentionCommand,
+    matrixCommand
+  ])
+)
+
+/**
+ * Help and version as usual on stdout; a usage error as a short message on stderr (the errors,
+ * the usage line and where the full help is) instead of the whole help page on stdout.
+ */
+const presenter: CliOutput.Presenter = {
+  present: (event) => {
+    if (event._tag !== "InvalidInvocation") return CliOutput.defaultPresenter.present(event)
+    const path = event.commandPath.join(" ")
+    return Console.error(
+      [
+        ...event.errors.map((error) => `${path}: ${error.message}`),
+        `usage: ${event.helpDoc.usage}`,
+        event.commandPath.length > 1
+          ? `Run \`${path} --help\` for the flags and examples, \`logbook --help\` for every command.`
+          : "Run `logbook --help` for every command, its flags and examples."
+      ].join("\n")
+    )
+  }
+}
+
+/** The failure `runMain` sees: carries the exit code; its message was already printed. */
+export class CliExit extends Data.TaggedError("CliExit")<{ readonly code: number }> {
+  override get [Runtime.errorExitCode](): number {
+    return this.code
+  }
+  override readonly [Runtime.errorReported] = false
+}
+
+/**
+ * Runs one invocation with the arguments of the process. `invocation` is how the user ran the
+ * CLI (`logbook`, or `node path/to/bin.js`), repeated in the commands `demo` prints.
+ */
+export const runLogbook = (invocation: string): Effect.Effect<void, CliExit> =>
+  Command.run(logbookCli, { version: CLI_VERSION }).pipe(
+    Effect.provideService(Invocation, invocation),
+    Effect.catchCause((cause): Effect.Effect<never, CliExit> => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+      const text = renderCause(cause)
+      const exit = new CliExit({ code: exitCodeOf(Cause.squash(cause)) })
+      return text === undefined ? Effect.fail(exit) : Effect.andThen(Console.error(text), Effect.fail(exit))
+    }),
+    Effect.provide(Layer.mergeAll(storeLayerNode, NodeServices.layer, CliOutput.layerPresenter(presenter)))
+  )
