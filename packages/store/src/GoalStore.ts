@@ -4,7 +4,13 @@
  * plus the `<session>/goal` scratch directory the tracker's effects ask for.
  */
 import type { GoalOrchestration, GoalScratchEffect, GoalSnapshot, ProgressLedger } from "@logbook/domain"
-import { decodeGoalSnapshotText, decodeProgressText, encodeGoalSnapshot, encodeProgress, GOAL_SCRATCH_DIR } from "@logbook/domain"
+import {
+  decodeGoalSnapshotText,
+  decodeProgressText,
+  encodeGoalSnapshot,
+  encodeProgress,
+  GOAL_SCRATCH_DIR
+} from "@logbook/domain"
 import { Effect, Option, Result, Schema } from "effect"
 import * as NodePath from "node:path"
 import { SessionFs } from "./SessionFs.ts"
@@ -55,7 +61,10 @@ export const loadProgress = (paths: SessionPaths) =>
   loadDecoded("loadProgress", progressPath(paths), decodeProgressText)
 
 /** Saves the ledger atomically (0600), creating `derived/` privately if needed. */
-export const saveProgress = (paths: SessionPaths, ledger: ProgressLedger): Effect.Effect<void, StoreIoError, SessionFs> =>
+export const saveProgress = (
+  paths: SessionPaths,
+  ledger: ProgressLedger
+): Effect.Effect<void, StoreIoError, SessionFs> =>
   SessionFs.use((fs) => fs.writeAtomic(progressPath(paths), encodeProgress(ledger)))
 
 /** Loads the goal snapshot: absent → none; unparseable → `CorruptFile`. */
