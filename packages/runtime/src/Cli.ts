@@ -10,6 +10,7 @@ import { appendCommand } from "./cli/Append.ts"
 import { demoCommand } from "./cli/Demo.ts"
 import { exitCodeOf, renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
+import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
 import { retentionCommand } from "./cli/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
@@ -29,7 +30,9 @@ export const logbookCli = rootCommand.pipe(
     eventsCommand,
     verifyCommand,
     retentionCommand,
-    matrixCommand
+    matrixCommand,
+    goalCommand,
+    progressCommand
   ])
 )
 

@@ -88,6 +88,7 @@ export const exitCodeOf = (error: unknown): number => {
       return ExitCode.evicted
     case "IntegrityProblems":
     case "MatrixReplayFailed":
+    case "CorruptFile":
       return ExitCode.integrity
     default:
       return ExitCode.failure
@@ -147,6 +148,8 @@ export const describeError = (error: unknown): string | undefined => {
       } < /dev/null\`) rebuilds the metadata and terminates a torn tail — malformed lines stay in the log and are skipped`
     case "PlatformError":
       return `${message}; check that the input and output streams are open`
+    case "CorruptFile":
+      return message
     default:
       // The CLI's own errors (UsageError, CommandFailed, MatrixReplayFailed, …) carry their hint.
       return field(error, "hint") === "" ? undefined : `${message}; ${field(error, "hint")}`
