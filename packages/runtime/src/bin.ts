@@ -4,12 +4,21 @@
  * it (so `events --follow` stops cleanly); the exit code comes from the failure, after stdout
  * has drained so piped data is never cut off by the exit.
  */
-import { enableCompileCache } from "node:module"
+import * as NodeModule from "node:module"
 import { basename, relative } from "node:path"
+
+const [major = 0, minor = 0] = process.versions.node.split(".").map(Number)
+if (major < 22 || (major === 22 && minor < 19)) {
+  process.stderr.write(
+    `logbook: Node ${process.versions.node} is too old; Logbook needs Node >= 22.19 ` +
+      "(inside this repository run it through npm or npx, which use the pinned Node 24)\n"
+  )
+  process.exit(1)
+}
 
 // Node's on-disk bytecode cache roughly halves the cost of loading Effect on every run; the CLI
 // is imported only afterwards so its modules come from the cache too.
-enableCompileCache()
+NodeModule.enableCompileCache()
 const { runLogbook } = await import("./Cli.ts")
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { Runtime } = await import("effect")
