@@ -23,10 +23,14 @@ const { runLogbook } = await import("./Cli.ts")
 const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
 const { Runtime } = await import("effect")
 
+// How to spell this command in the "run this next" hints: through npm/npx when that is how the
+// user started it (the pinned Node comes with it), else as invoked.
 const script = process.argv[1] ?? ""
 const local = relative(process.cwd(), script)
-const invocation = basename(script) === "logbook" || script === ""
-  ? "logbook"
+const name = basename(script)
+const viaNpm = process.env.npm_config_user_agent !== undefined
+const invocation = name === "logbook" || name === "logbook.js" || script === ""
+  ? (viaNpm ? "npx logbook" : "logbook")
   : `node ${local.length > 0 && !local.startsWith("..") ? local : script}`
 
 NodeRuntime.runMain(runLogbook(invocation), {
