@@ -89,9 +89,12 @@ export const openSessionState = (
       broken: undefined
     }
     // Last release: publish metadata so the next open takes the fast path (spec §7 item 20),
-    // then close the current file (a cap rewrite may have swapped it).
+    // then close the current file (a cap rewrite may have swapped it). Only an initialised state
+    // may publish: if this open fails midway, the state still holds empty counters, and writing
+    // them with `persisted_file_len = file_len` would pass the next open's fast-path checks.
+    let initialised = false
     yield* Effect.addFinalizer(() =>
-      persistMeta(state).pipe(
+      Effect.suspend(() => initialised ? persistMeta(state) : Effect.void).pipe(
         Effect.catch((error) => Effect.logWarning(`final flush of ${paths.events} failed: ${error.message}`)),
         Effect.provideService(SessionFs, fs),
         Effect.andThen(Effect.suspend(() => state.file === undefined ? Effect.void : state.file.close))
@@ -154,5 +157,6 @@ export const openSessionState = (
       yield* persistMeta(state)
     }
     if (Option.isSome(marker)) yield* clearMarker(paths.marker)
+    initialised = true
     return state
   })

@@ -39,7 +39,10 @@ export interface SessionState {
   unsynced: boolean
   /** Something changed since the metadata was last published. */
   metaDirty: boolean
-  /** Epoch ms at which the oldest buffered record was appended (for autoFlush). */
+  /**
+   * Epoch ms at which the oldest record not yet covered by a completed barrier was appended (for
+   * autoFlush); bytes written early by the 64 KiB rule still count until the barrier syncs them.
+   */
   bufferedSince: number | undefined
   /** Set when the handle can no longer guarantee file/memory agreement; every operation fails. */
   broken: string | undefined
@@ -89,9 +92,11 @@ export const usableFile = (s: SessionState, operation: string): Effect.Effect<Ap
  * **Gotchas**: a failed write is truncated back so the file never keeps half a buffer; if even
  * that truncation fails the handle is poisoned (offsets in memory no longer match the file) and
  * the next open rescans. A failed sync drops the buffer: its bytes are in the file already.
+ * Uninterruptible: an interruption between a completed write and clearing the buffer would make
+ * the next flush write the same records a second time.
  */
 export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, StoreIoError> =>
-  Effect.gen(function*() {
+  Effect.uninterruptible(Effect.gen(function*() {
     const file = yield* usableFile(s, "flush")
     if (s.buffer.length() > 0) {
       const before = yield* file.size
@@ -105,14 +110,13 @@ export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, 
         return yield* written.failure
       }
       s.buffer.clear()
-      s.bufferedSince = undefined
       s.unsynced = true
     }
     if (sync && s.unsynced) {
       yield* file.datasync
       s.unsynced = false
     }
-  })
+  }))
 
 /**
  * The durability barrier: buffered bytes → fdatasync → atomic `index/turns.json` → atomic
@@ -125,10 +129,12 @@ export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, 
 export const persistMeta = (s: SessionState): Effect.Effect<void, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
     yield* flushBytes(s, true)
-    if (!s.metaDirty && s.persistedFileLen === s.nextOffset) return
-    const manifest = { ...currentManifest(s), persisted_file_len: s.nextOffset }
-    yield* writeTurnIndex(s.paths.turns, currentEntries(s))
-    yield* writeManifest(s.paths.manifest, manifest)
-    s.persistedFileLen = s.nextOffset
-    s.metaDirty = false
+    if (s.metaDirty || s.persistedFileLen !== s.nextOffset) {
+      const manifest = { ...currentManifest(s), persisted_file_len: s.nextOffset }
+      yield* writeTurnIndex(s.paths.turns, currentEntries(s))
+      yield* writeManifest(s.paths.manifest, manifest)
+      s.persistedFileLen = s.nextOffset
+      s.metaDirty = false
+    }
+    s.bufferedSince = undefined
   })
