@@ -56,3 +56,14 @@ export const classifyLine = (line: Uint8Array | string): LineClass => {
   const decoded = decodeEnvelope(value)
   return Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP
 }
+
+/**
+ * The JSON text of a raw line under the scan's rules — strict UTF-8, then Unicode
+ * White_Space trimmed as Rust's `str::trim` does — or undefined when the bytes are not valid
+ * UTF-8. Readers that fully decode lines (turn reconstruction, eviction summaries) use it so
+ * they accept and reject exactly the lines the scan does.
+ */
+export const scanLineText = (line: Uint8Array | string): string | undefined => {
+  const text = typeof line === "string" ? line : decodeUtf8(line)
+  return text === undefined ? undefined : trimWhitespace(text)
+}

@@ -13,15 +13,17 @@ import {
   DEFAULT_MAX_EVENTS,
   encodeLine,
   eventTimestamp,
-  lifecycleKindOf
+  lifecycleKindOf,
+  scanLineText
 } from "@logbook/domain"
-import { Clock, Duration, Effect, Result, Schedule, Stream } from "effect"
+import { Clock, Duration, Effect, Option, Result, Schedule, Stream } from "effect"
 import type { Scope } from "effect"
 import type { SummaryHook, SummaryHookFailed } from "./CapRewrite.ts"
 import { defaultSummaryHook, enforceCap, overBudget } from "./CapRewrite.ts"
 import { InvalidEvent, SessionLocked, TurnEvicted, TurnNotFound } from "./EventLogError.ts"
 import { splitLines } from "./internal/lines.ts"
 import type { RawLine } from "./internal/lines.ts"
+import { lineText } from "./internal/scan.ts"
 import type { SessionState } from "./internal/sessionState.ts"
 import { currentEntries, currentManifest, flushBytes, persistMeta, usableFile } from "./internal/sessionState.ts"
 import { isoFromMillis } from "./internal/time.ts"
@@ -30,7 +32,8 @@ import { SessionFs } from "./SessionFs.ts"
 import type { SessionPaths } from "./SessionPaths.ts"
 import { sessionPaths } from "./SessionPaths.ts"
 import { SessionRegistry } from "./SessionRegistry.ts"
-import type { CreateDirError, StoreIoError } from "./StoreError.ts"
+import type { CreateDirError } from "./StoreError.ts"
+import { StoreIoError } from "./StoreError.ts"
 
 /** How to open a session's log. */
 export interface OpenOptions {
@@ -40,7 +43,7 @@ export interface OpenOptions {
   readonly sessionId: string
   /** Fail with `SessionLocked` instead of opening when another process holds `session.lock`. */
   readonly requireExclusive?: boolean | undefined
-  /** Run the durability barrier from a background fiber once bytes have waited this long (off by default). */
+  /** Run the durability barrier from a background fiber once bytes have waited this long (off by default; 0 is off). */
   readonly autoFlush?: Duration.Input | undefined
   /** Cap on retained events (default 10 000; 0 disables). */
   readonly maxEvents?: number | undefined
@@ -108,8 +111,6 @@ export interface SessionLog {
 const lockStateOf = (s: SessionState): LockState =>
   s.lock._tag === "Acquired" ? "exclusive" : s.lock._tag === "HeldElsewhere" ? "held-elsewhere" : "unavailable"
 
-const utf8 = new TextDecoder("utf-8")
-
 const serialise = (event: ThreadEvent): Result.Result<string, InvalidEvent> =>
   Result.try({
     try: () => encodeLine(event) + "\n",
@@ -168,7 +169,8 @@ const makeSessionLog = (
   const appendWithPermit = (event: ThreadEvent): Effect.Effect<void, AppendError> =>
     s.semaphore.withPermit(Effect.clockWith((clock) => {
       const io = appendNow(event, clock.currentTimeMillisUnsafe())
-      return io === undefined ? Effect.void : withFs(io)
+      // Once I/O starts it runs to the end: an interrupt mid cap rewrite could leave the file closed.
+      return io === undefined ? Effect.void : Effect.uninterruptible(withFs(io))
     }))
 
   // Untraced on purpose: a traced Effect.fn costs more than the whole in-memory append (bench P1).
@@ -183,12 +185,12 @@ const makeSessionLog = (
     return decoded.success
   })
 
-  const flush = locked(persistMeta(s)).pipe(Effect.withSpan("EventLog.flush"))
+  const flush = locked(Effect.uninterruptible(persistMeta(s))).pipe(Effect.withSpan("EventLog.flush"))
 
   const complete = locked(Effect.gen(function*() {
     s.updatedAtMs = yield* Clock.currentTimeMillis
     s.metaDirty = true
-    yield* persistMeta(s)
+    yield* Effect.uninterruptible(persistMeta(s))
   })).pipe(Effect.withSpan("EventLog.complete"))
 
   const reconstructTurn = Effect.fn("EventLog.reconstructTurn")(function*(turn: number) {
@@ -208,7 +210,12 @@ const makeSessionLog = (
         Stream.runForEachArray((lines) =>
           Effect.sync(() => {
             for (const line of lines) {
-              const text = utf8.decode(line.bytes).trim()
+              // The scan's rules exactly (strict UTF-8, Rust trim), so counts and skips agree.
+              const text = scanLineText(lineText(line.bytes))
+              if (text === undefined) {
+                skipped++
+                continue
+              }
               if (text.length === 0) continue
               const decoded = decodeLineText(text)
               if (Result.isSuccess(decoded)) events.push(decoded.success.event)
@@ -266,14 +273,26 @@ export const open = Effect.fn("EventLog.open")(function*(options: OpenOptions) {
   if (requireExclusive && state.lock._tag === "HeldElsewhere") {
     return yield* new SessionLocked({ session: options.sessionId, path: paths.lock })
   }
+  if (requireExclusive && state.lock._tag === "Unavailable") {
+    return yield* new StoreIoError({
+      operation: "open",
+      path: paths.lock,
+      code: "ENOLCK",
+      detail: `cannot take the session lock (${state.lock.reason}), which requireExclusive needs`
+    })
+  }
   const budgets: CapBudgets = {
     maxEvents: options.maxEvents ?? DEFAULT_MAX_EVENTS,
     maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
     lowWater: options.evictionLowWater ?? DEFAULT_EVICTION_LOW_WATER
   }
   const log = makeSessionLog(state, fs, budgets, options.summaryHook ?? defaultSummaryHook(paths.derivedDir))
-  if (options.autoFlush !== undefined) {
-    const interval = Duration.fromInputUnsafe(options.autoFlush)
+  // A zero, negative or unreadable interval means "off", like the zero budgets.
+  const autoFlush = options.autoFlush === undefined
+    ? Option.none<Duration.Duration>()
+    : Option.filter(Duration.fromInput(options.autoFlush), Duration.isPositive)
+  if (Option.isSome(autoFlush)) {
+    const interval = autoFlush.value
     const millis = Duration.toMillis(interval)
     const tick = state.semaphore.withPermit(Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis

@@ -11,7 +11,8 @@ import { SessionLocked } from "../EventLogError.ts"
 import { clearMarker, loadManifest, loadMarker, loadTurnIndex } from "../MetaStore.ts"
 import { SessionFs } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
-import type { CreateDirError, StoreIoError } from "../StoreError.ts"
+import type { CreateDirError } from "../StoreError.ts"
+import { StoreIoError } from "../StoreError.ts"
 import { scanLog } from "./scan.ts"
 import type { SessionState } from "./sessionState.ts"
 import { persistMeta } from "./sessionState.ts"
@@ -59,11 +60,22 @@ export const openSessionState = (
     yield* fs.ensurePrivateDir(paths.derivedDir)
     yield* fs.ensurePrivateDir(paths.indexDir)
     const marker = yield* loadMarker(paths.marker)
+    // An unparseable marker reads as none but must still be removed, or it lingers forever.
+    const markerPresent = Option.isSome(marker) || Option.isSome(yield* fs.lstat(paths.marker))
 
     const lock = yield* fs.tryLock(paths.lock)
     if (lock._tag === "Acquired") yield* Effect.addFinalizer(() => lock.release)
     if (lock._tag === "HeldElsewhere" && req.requireExclusive) {
       return yield* new SessionLocked({ session: req.sessionId, path: paths.lock })
+    }
+    if (lock._tag === "Unavailable" && req.requireExclusive) {
+      // Exclusivity that cannot be checked is not granted (e.g. a planted link at session.lock).
+      return yield* new StoreIoError({
+        operation: "open",
+        path: paths.lock,
+        code: "ENOLCK",
+        detail: `cannot take the session lock (${lock.reason}), which requireExclusive needs`
+      })
     }
     const file = yield* fs.openAppend(paths.events)
     const nowMs = yield* Clock.currentTimeMillis
@@ -156,7 +168,7 @@ export const openSessionState = (
       state.metaDirty = true
       yield* persistMeta(state)
     }
-    if (Option.isSome(marker)) yield* clearMarker(paths.marker)
+    if (markerPresent) yield* clearMarker(paths.marker)
     initialised = true
     return state
   })
