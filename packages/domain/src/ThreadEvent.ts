@@ -6,7 +6,7 @@
  * Field order in every Struct is the spec's declaration order, so the Schema's encoding is
  * the canonical byte form (the fast encoder in `Encode.ts` is proven equal to it).
  */
-import { Result, Schema, SchemaTransformation } from "effect"
+import { Cause, Result, Schema, SchemaIssue, SchemaTransformation } from "effect"
 import {
   defaulted,
   NullTolerantCounter,
@@ -445,19 +445,40 @@ const decodeUnknownEnvelope: Decoder<VersionedThreadEvent> = Schema.decodeUnknow
   Schema.Struct({ schema_version: Schema.String, event: UnknownEvent })
 )
 
-/**
- * Fully decodes a bare event value (already parsed JSON). Never throws: failures are
- * `SchemaError`s whose message names the offending path (e.g. `at ["usage"]["input_tokens"]`).
- */
-export const decodeEvent = (input: unknown): Result.Result<ThreadEvent, Schema.SchemaError> =>
+// Schema's Result adapter rethrows a defect raised while the input is being read — a throwing
+// getter or proxy trap on a host value handed to `appendUnknown` — so the public decoders catch
+// it and report the value as unreadable, keeping their never-throw contract.
+const unreadable = (error: unknown): Schema.SchemaError => {
+  const cause = error instanceof Error ? error.cause : undefined
+  const defect = Cause.isCause(cause) ? Cause.squash(cause) : error
+  const detail = defect instanceof Error ? defect.message : String(defect)
+  return new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: `Expected a readable value: ${detail}` }))
+}
+
+const total = <A>(decode: Decoder<A>): Decoder<A> => (input) =>
+  Result.flatMap(Result.try({ try: () => decode(input), catch: unreadable }), (decoded) => decoded)
+
+const decodeEventOrThrow: Decoder<ThreadEvent> = (input) =>
   Result.flatMap(decodeEventHead(input), (head) => (eventDecoders.get(head.type) ?? decodeUnknownEvent)(input))
 
-/** Fully decodes one envelope value (already parsed JSON). Never throws. */
-export const decodeEnvelope = (input: unknown): Result.Result<VersionedThreadEvent, Schema.SchemaError> =>
+const decodeEnvelopeOrThrow: Decoder<VersionedThreadEvent> = (input) =>
   Result.flatMap(
     decodeEnvelopeHead(input),
     (head) => (envelopeDecoders.get(head.event.type) ?? decodeUnknownEnvelope)(input)
   )
+
+/**
+ * Fully decodes a bare event value (already parsed JSON). Never throws: failures are
+ * `SchemaError`s whose message names the offending path (e.g. `at ["usage"]["input_tokens"]`).
+ */
+export const decodeEvent: (input: unknown) => Result.Result<ThreadEvent, Schema.SchemaError> = total(
+  decodeEventOrThrow
+)
+
+/** Fully decodes one envelope value (already parsed JSON). Never throws. */
+export const decodeEnvelope: (input: unknown) => Result.Result<VersionedThreadEvent, Schema.SchemaError> = total(
+  decodeEnvelopeOrThrow
+)
 
 /**
  * Parses and fully decodes the JSON text of one envelope line (with or without its trailing
