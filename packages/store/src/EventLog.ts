@@ -23,6 +23,7 @@ import { defaultSummaryHook, enforceCap, overBudget } from "./CapRewrite.ts"
 import { InvalidEvent, SessionLocked, TurnEvicted, TurnNotFound } from "./EventLogError.ts"
 import { splitLines } from "./internal/lines.ts"
 import type { RawLine } from "./internal/lines.ts"
+import { ensureIndex } from "./internal/openSession.ts"
 import { lineText } from "./internal/scan.ts"
 import type { SessionState } from "./internal/sessionState.ts"
 import { currentEntries, currentManifest, flushBytes, persistMeta, usableFile } from "./internal/sessionState.ts"
@@ -103,9 +104,9 @@ export interface SessionLog {
    */
   readonly visitSnapshot: Stream.Stream<SnapshotLine, StoreIoError>
   /** The manifest describing the in-memory state (`persisted_file_len` = what is durable). */
-  readonly manifest: Effect.Effect<Manifest>
+  readonly manifest: Effect.Effect<Manifest, StoreIoError>
   /** The turn index (retained entries; the open turn last). */
-  readonly turnIndex: Effect.Effect<ReadonlyArray<TurnEntry>>
+  readonly turnIndex: Effect.Effect<ReadonlyArray<TurnEntry>, StoreIoError>
 }
 
 const lockStateOf = (s: SessionState): LockState =>
@@ -126,8 +127,9 @@ const makeSessionLog = (
 ): SessionLog => {
   const withFs = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E> =>
     Effect.provideService(effect, SessionFs, fs)
-  const locked = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E> =>
-    s.semaphore.withPermit(withFs(effect))
+  // Every operation first finishes a fast-path open (loads and checks the turn index).
+  const locked = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E | StoreIoError> =>
+    s.semaphore.withPermit(withFs(Effect.andThen(ensureIndex(s), effect)))
 
   /**
    * The synchronous part of an append: serialise into the buffer and step the reducer. It
@@ -167,10 +169,13 @@ const makeSessionLog = (
   }
 
   const appendWithPermit = (event: ThreadEvent): Effect.Effect<void, AppendError> =>
-    s.semaphore.withPermit(Effect.clockWith((clock) => {
-      const io = appendNow(event, clock.currentTimeMillisUnsafe())
-      // Once I/O starts it runs to the end: an interrupt mid cap rewrite could leave the file closed.
-      return io === undefined ? Effect.void : Effect.uninterruptible(withFs(io))
+    s.semaphore.withPermit(Effect.suspend(() => {
+      const step = Effect.clockWith((clock) => {
+        const io = appendNow(event, clock.currentTimeMillisUnsafe())
+        // Once I/O starts it runs to the end: an interrupt mid cap rewrite could leave the file closed.
+        return io === undefined ? Effect.void : Effect.uninterruptible(withFs(io))
+      })
+      return s.pendingIndex === undefined ? step : Effect.andThen(withFs(ensureIndex(s)), step)
     }))
 
   // Untraced on purpose: a traced Effect.fn costs more than the whole in-memory append (bench P1).
@@ -232,6 +237,7 @@ const makeSessionLog = (
     Effect.gen(function*() {
       yield* s.semaphore.take(1)
       yield* Effect.addFinalizer(() => s.semaphore.release(1))
+      yield* withFs(ensureIndex(s))
       yield* withFs(persistMeta(s))
       return fs.stream(s.paths.events, { start: 0, end: s.nextOffset }).pipe(splitLines(0))
     })
@@ -247,8 +253,8 @@ const makeSessionLog = (
     complete,
     reconstructTurn,
     visitSnapshot,
-    manifest: s.semaphore.withPermit(Effect.sync(() => currentManifest(s))),
-    turnIndex: s.semaphore.withPermit(Effect.sync(() => currentEntries(s)))
+    manifest: locked(Effect.sync(() => currentManifest(s))),
+    turnIndex: locked(Effect.sync(() => currentEntries(s)))
   }
 }
 

@@ -100,6 +100,12 @@ const seedTemplate = (root: string) =>
  * The operations of one clean workload run, in call order (its length bounds the injection
  * loops).
  */
+/**
+ * Opens a cloned session and finishes its fast-path open (the turn index is loaded on first
+ * use), so the faults below land on the calls of append+flush, not on that one-time load.
+ */
+const openReady = (root: string, id: string) => Effect.tap(openLog(root, id), (log) => log.turnIndex)
+
 const cleanTrace = (root: string) =>
   Effect.gen(function*() {
     const faults = yield* FaultController
@@ -127,7 +133,7 @@ describe("EventLog under injected faults", () => {
         const code = codes[call % codes.length] ?? "EIO"
         const label = `call ${call} fails with ${code}`
         yield* Effect.scoped(Effect.gen(function*() {
-          const log = yield* openLog(root, id)
+          const log = yield* openReady(root, id)
           yield* faults.reset
           yield* faults.arm({ _tag: "Fail", call, code })
           const outcome = yield* runWorkload(log)
@@ -158,7 +164,7 @@ describe("EventLog under injected faults", () => {
         cloneSession(root, "template", id)
         const label = `death at call ${call}`
         const outcome = yield* Effect.scoped(Effect.gen(function*() {
-          const log = yield* openLog(root, id)
+          const log = yield* openReady(root, id)
           yield* faults.reset
           yield* faults.arm({ _tag: "Fail", call, code: "EIO", persistent: true })
           const outcome = yield* runWorkload(log)

@@ -35,15 +35,80 @@ const markerMatches = (marker: Option.Option<PendingCapRewrite>, fileLen: number
     ? marker.value
     : undefined
 
-/** The fast path holds only when every piece of metadata agrees with the file (spec §3.3.1 d). */
-const fastPathAllowed = (
+/**
+ * The manifest-level conditions of the fast path (spec §3.3.1 d); the index conditions (valid
+ * for the file, consistent with the manifest) are checked when the index is first needed.
+ */
+const manifestAllowsFastPath = (
   manifest: Manifest,
-  entries: ReadonlyArray<TurnEntry>,
   matching: PendingCapRewrite | undefined,
   fileLen: number
-): boolean =>
-  matching === undefined && manifest.in_turn !== undefined && manifest.persisted_file_len === fileLen &&
-  isIndexValid(entries, fileLen) && isIndexConsistent(entries, manifest)
+): boolean => matching === undefined && manifest.in_turn !== undefined && manifest.persisted_file_len === fileLen
+
+/**
+ * The authoritative rebuild of a state from the log (spec §3.3.1 e): infer the retained turn
+ * base, scan, keep the identity and timestamps of a manifest that parsed, publish metadata.
+ */
+const rescanInto = (
+  state: SessionState,
+  old: Manifest | undefined,
+  index: ReadonlyArray<TurnEntry> | undefined,
+  matching: PendingCapRewrite | undefined,
+  fileLen: number,
+  options: { readonly now: string; readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined }
+): Effect.Effect<void, StoreIoError, SessionFs> =>
+  Effect.gen(function*() {
+    const base = inferTurnBase(old, index, matching, fileLen)
+    const progress = options.onScanProgress
+    const scanned = yield* scanLog(
+      state.paths.events,
+      fileLen,
+      initialLogState(base),
+      options.now,
+      progress === undefined ? undefined : (bytes) => progress(bytes, fileLen)
+    )
+    if (old !== undefined) {
+      state.sessionId = old.session_id
+      state.createdAt = old.created_at === "" ? (scanned.firstTimestamp ?? options.now) : old.created_at
+      state.updatedAt = old.updated_at
+    } else if (scanned.firstTimestamp !== undefined) {
+      state.createdAt = scanned.firstTimestamp
+    }
+    state.retainedTurnBase = base
+    state.log = scanned.state
+    state.closed = scanned.closed
+    state.metaDirty = true
+    yield* persistMeta(state)
+  })
+
+/**
+ * Finishes a fast-path open: loads the turn index and adopts it when it is valid for the file
+ * and consistent with the manifest, otherwise rescans. Every operation runs this first.
+ *
+ * **Gotchas**: must run under the session's permit, before anything appends or publishes.
+ */
+export const ensureIndex = (state: SessionState): Effect.Effect<void, StoreIoError, SessionFs> =>
+  Effect.suspend(() => {
+    const pending = state.pendingIndex
+    if (pending === undefined) return Effect.void
+    return Effect.gen(function*() {
+      const index = yield* loadTurnIndex(state.paths.turns)
+      const m = pending.manifest
+      if (Option.isSome(index) && isIndexValid(index.value, pending.fileLen) && isIndexConsistent(index.value, m)) {
+        const entries = index.value
+        const inTurn = m.in_turn === true
+        state.log = { ...state.log, open: inTurn ? entries[entries.length - 1] : undefined }
+        state.closed = inTurn ? entries.slice(0, -1) : [...entries]
+      } else {
+        const now = isoFromMillis(yield* Clock.currentTimeMillis)
+        yield* rescanInto(state, m, Option.getOrUndefined(index), undefined, pending.fileLen, {
+          now,
+          onScanProgress: pending.onScanProgress
+        })
+      }
+      state.pendingIndex = undefined
+    })
+  })
 
 /**
  * Creates and initialises the shared state; finalizers registered in the caller's scope
@@ -98,7 +163,8 @@ export const openSessionState = (
       unsynced: false,
       metaDirty: true,
       bufferedSince: undefined,
-      broken: undefined
+      broken: undefined,
+      pendingIndex: undefined
     }
     // Last release: publish metadata so the next open takes the fast path (spec §7 item 20),
     // then close the current file (a cap rewrite may have swapped it). Only an initialised state
@@ -126,47 +192,42 @@ export const openSessionState = (
     state.nextOffset = fileLen
 
     const manifest = yield* loadManifest(paths.manifest)
-    const index = yield* loadTurnIndex(paths.turns)
     const matching = markerMatches(marker, fileLen)
-    if (
-      Option.isSome(manifest) && Option.isSome(index) &&
-      fastPathAllowed(manifest.value, index.value, matching, fileLen)
-    ) {
+    if (Option.isSome(manifest) && manifestAllowsFastPath(manifest.value, matching, fileLen)) {
+      // Fast path: adopt the manifest now and check the turn index on first use, so opening costs
+      // the same for a 1 MB and a 1 GB log (bench P3); a bad index still forces the rescan then.
+      // A link or non-file planted at the index still fails the open, as an eager read would.
+      const turns = yield* fs.lstat(paths.turns)
+      if (Option.isSome(turns) && turns.value.type !== "File") {
+        return yield* new StoreIoError({
+          operation: "open",
+          path: paths.turns,
+          code: turns.value.type === "SymbolicLink" ? "ELOOP" : "EINVAL",
+          detail: `${paths.turns} is not a regular file; the store never follows links`
+        })
+      }
       const m = manifest.value
-      const entries = index.value
-      const inTurn = m.in_turn === true
-      const open = inTurn ? entries[entries.length - 1] : undefined
       state.sessionId = m.session_id
       state.createdAt = m.created_at
       state.updatedAt = m.updated_at
       state.retainedTurnBase = Math.max(m.retained_turn_base ?? 1, 1)
       state.persistedFileLen = fileLen
-      state.log = { turnCount: m.turn_count, eventCount: m.event_count, status: m.status, inTurn, open }
-      state.closed = inTurn ? entries.slice(0, -1) : [...entries]
-      state.metaDirty = false
-    } else {
-      const old = Option.getOrUndefined(manifest)
-      const base = inferTurnBase(old, Option.getOrUndefined(index), matching, fileLen)
-      const progress = req.onScanProgress
-      const scanned = yield* scanLog(
-        paths.events,
-        fileLen,
-        initialLogState(base),
-        now,
-        progress === undefined ? undefined : (bytes) => progress(bytes, fileLen)
-      )
-      if (old !== undefined) {
-        state.sessionId = old.session_id
-        state.createdAt = old.created_at === "" ? (scanned.firstTimestamp ?? now) : old.created_at
-        state.updatedAt = old.updated_at
-      } else if (scanned.firstTimestamp !== undefined) {
-        state.createdAt = scanned.firstTimestamp
+      state.log = {
+        turnCount: m.turn_count,
+        eventCount: m.event_count,
+        status: m.status,
+        inTurn: m.in_turn === true,
+        open: undefined
       }
-      state.retainedTurnBase = base
-      state.log = scanned.state
-      state.closed = scanned.closed
-      state.metaDirty = true
-      yield* persistMeta(state)
+      state.closed = []
+      state.metaDirty = false
+      state.pendingIndex = { manifest: m, fileLen, onScanProgress: req.onScanProgress }
+    } else {
+      const index = yield* loadTurnIndex(paths.turns)
+      yield* rescanInto(state, Option.getOrUndefined(manifest), Option.getOrUndefined(index), matching, fileLen, {
+        now,
+        onScanProgress: req.onScanProgress
+      })
     }
     if (markerPresent) yield* clearMarker(paths.marker)
     initialised = true

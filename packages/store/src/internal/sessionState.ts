@@ -46,6 +46,15 @@ export interface SessionState {
   bufferedSince: number | undefined
   /** Set when the handle can no longer guarantee file/memory agreement; every operation fails. */
   broken: string | undefined
+  /** A fast-path open whose turn index is not loaded yet (see `ensureIndex`); counters come from the manifest. */
+  pendingIndex: PendingIndex | undefined
+}
+
+/** What a fast-path open leaves for the first operation: the manifest it adopted and the file length then. */
+export interface PendingIndex {
+  readonly manifest: Manifest
+  readonly fileLen: number
+  readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined
 }
 
 /** The manifest describing the current in-memory state. */
