@@ -23,9 +23,15 @@ export const emptyEvictionSummary: EvictionSummaryAcc = { decodedEvents: 0, even
 
 const encoder = new TextEncoder()
 
+// Unicode White_Space, as the reference's `split_whitespace` sees it. JavaScript's `\s` and
+// `trim` differ in two code points: they treat U+FEFF as whitespace and miss U+0085 (NEL).
+const WHITESPACE_RUN = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/g
+
 /** Collapses whitespace runs, trims, and cuts to 512 bytes at a char boundary with `…`. */
 export const normalizeFact = (raw: string): string => {
-  const collapsed = raw.replace(/\s+/gu, " ").trim()
+  // Every run is now one space, so trimming is dropping a leading and a trailing space.
+  const spaced = raw.replace(WHITESPACE_RUN, " ")
+  const collapsed = spaced.slice(spaced.startsWith(" ") ? 1 : 0, spaced.endsWith(" ") ? -1 : undefined)
   if (encoder.encode(collapsed).length <= MAX_EVICTION_GROUNDED_FACT_BYTES) return collapsed
   let bytes = 0
   let cut = 0

@@ -105,7 +105,9 @@ export const overBudget = (s: SessionState, budgets: CapBudgets): boolean =>
  * Plans and, when a plan exists, executes one cap rewrite.
  *
  * **Gotchas**: order is hook → marker → atomic replace → index → manifest → marker removal;
- * `open` recovers every crash window between those steps (spec §3.3.9).
+ * `open` recovers every crash window between those steps (spec §3.3.9). A failure that may
+ * have left the new file in place while memory still describes the old one poisons the handle
+ * (every later operation fails `EUNAVAILABLE`); reopening recovers through the marker.
  */
 export const enforceCap = (
   s: SessionState,
@@ -153,7 +155,8 @@ const rewrite = (s: SessionState, plan: EvictionPlan, hook: SummaryHook) =>
           for (const line of lines) {
             if (classifyLine(line.bytes)._tag === "Counted") countedLines++
             const id = matrixIdOf(line.bytes)
-            if (id !== undefined) lastEvictedSnapshot.set(id, line.bytes)
+            // Copy: a line is a view into a read chunk of up to 256 KiB, which it would keep alive.
+            if (id !== undefined) lastEvictedSnapshot.set(id, line.bytes.slice())
           }
         })
       )
@@ -231,7 +234,18 @@ const rewrite = (s: SessionState, plan: EvictionPlan, hook: SummaryHook) =>
       return yield* reopened.failure
     }
     s.file = reopened.success
-    if (replaced._tag === "Failure") return yield* replaced.failure
+    if (replaced._tag === "Failure") {
+      // The atomic write can fail after its rename (the directory fsync): the new contents are
+      // then in place while memory still describes the old file, so every offset would be wrong.
+      // Only a file still at the old length (and distinguishable from the new one) is known to
+      // be the old file; otherwise the handle is unusable and `open` recovers from the marker.
+      const size = yield* Effect.result(reopened.success.size)
+      if (Result.isFailure(size) || size.success !== prevLen || newLen === prevLen) {
+        s.broken = `a cap rewrite failed after it may have replaced the event log ` +
+          `(${replaced.failure.detail}); reopen the session`
+      }
+      return yield* replaced.failure
+    }
 
     // In memory: drop evicted turns, shift retained offsets exactly.
     const shift = checkpoints.length - cut
