@@ -198,11 +198,9 @@ describe("CapRewrite crash windows", () => {
       }))
     }).pipe(Effect.provide(storeLayer)))
 
-  // Known bug (reported to the lead): `openSession` calls `inferTurnBase` without the length of
-  // the leading run of matrix.updated lines, so rule 2 ("rewritten without a marker") cuts
-  // `checkpoint_bytes` too early and numbers the retained turns from an evicted turn (spec §7
-  // item 13). Remove `.fails` once openSession measures and passes `checkpointRunBytes`.
-  it.effect.fails("a rewrite whose marker and new metadata were lost still numbers retained turns exactly", () =>
+  // Spec §7 item 13: the open measures the leading run of matrix checkpoints, so rule 2 of the
+  // turn-base inference cuts exactly where the rewrite did.
+  it.effect("a rewrite whose marker and new metadata were lost still numbers retained turns exactly", () =>
     Effect.gen(function*() {
       const root = yield* tempRoot("cap-recover-nomarker")
       const dir = path.join(root, "nm")

@@ -4,8 +4,8 @@
  * O(1) fast path over valid metadata or the authoritative rescan.
  */
 import type { Manifest, PendingCapRewrite, TurnEntry } from "@logbook/domain"
-import { inferTurnBase, initialLogState, isIndexConsistent, isIndexValid } from "@logbook/domain"
-import { Clock, Effect, Option, Semaphore } from "effect"
+import { classifyLine, inferTurnBase, initialLogState, isIndexConsistent, isIndexValid } from "@logbook/domain"
+import { Clock, Effect, Option, Semaphore, Stream } from "effect"
 import type { Scope } from "effect"
 import { SessionLocked } from "../EventLogError.ts"
 import { clearMarker, loadManifest, loadMarker, loadTurnIndex } from "../MetaStore.ts"
@@ -13,7 +13,8 @@ import { SessionFs } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
 import type { CreateDirError } from "../StoreError.ts"
 import { StoreIoError } from "../StoreError.ts"
-import { scanLog } from "./scan.ts"
+import { splitLines } from "./lines.ts"
+import { lineText, scanLog } from "./scan.ts"
 import type { SessionState } from "./sessionState.ts"
 import { persistMeta } from "./sessionState.ts"
 import { isoFromMillis } from "./time.ts"
@@ -45,6 +46,19 @@ const manifestAllowsFastPath = (
   fileLen: number
 ): boolean => matching === undefined && manifest.in_turn !== undefined && manifest.persisted_file_len === fileLen
 
+/** Bytes of the run of `matrix.updated` lines at the head of the log (a rewrite's checkpoints). */
+const leadingCheckpointBytes = (path: string, fileLen: number): Effect.Effect<number, StoreIoError, SessionFs> =>
+  SessionFs.use((fs) =>
+    fs.stream(path, { start: 0, end: fileLen }).pipe(
+      splitLines(0),
+      Stream.takeWhile((line) => {
+        const cls = classifyLine(lineText(line.bytes))
+        return cls._tag === "Counted" && cls.type === "matrix.updated"
+      }),
+      Stream.runFold(() => 0, (sum, line) => sum + line.bytes.length)
+    )
+  )
+
 /**
  * The authoritative rebuild of a state from the log (spec §3.3.1 e): infer the retained turn
  * base, scan, keep the identity and timestamps of a manifest that parsed, publish metadata.
@@ -58,7 +72,12 @@ const rescanInto = (
   options: { readonly now: string; readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined }
 ): Effect.Effect<void, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
-    const base = inferTurnBase(old, index, matching, fileLen)
+    // A rewrite whose marker was lost (spec §3.3.8 rule 2) put its matrix checkpoints first;
+    // their length makes the inferred cut exact (spec §7 item 13). Measured only in that case.
+    const rewrittenWithoutMarker = matching === undefined && old?.persisted_file_len !== undefined &&
+      old.persisted_file_len > fileLen
+    const checkpointRun = rewrittenWithoutMarker ? yield* leadingCheckpointBytes(state.paths.events, fileLen) : 0
+    const base = inferTurnBase(old, index, matching, fileLen, checkpointRun)
     const progress = options.onScanProgress
     const scanned = yield* scanLog(
       state.paths.events,
