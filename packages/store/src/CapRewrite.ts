@@ -4,7 +4,7 @@
  * never) after a summary hook succeeded, re-inserting the newest evicted matrix checkpoint
  * per matrix id. The file is streamed, never loaded whole; planning is domain's pure planner.
  */
-import type { CapBudgets, EvictionPlan, ThreadEvent } from "@logbook/domain"
+import type { CapBudgets, EvictionPlan, LineClass, ThreadEvent } from "@logbook/domain"
 import {
   addToEvictionSummary,
   classifyLine,
@@ -12,13 +12,15 @@ import {
   emptyEvictionSummary,
   encodeLine,
   evictionSummaryFile,
-  planCapEviction
+  planCapEviction,
+  scanLineText
 } from "@logbook/domain"
 import { Clock, Effect, Option, Result, Schema, Stream } from "effect"
 import { Buffer } from "node:buffer"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { splitLines } from "./internal/lines.ts"
+import { lineText } from "./internal/scan.ts"
 import type { SessionState } from "./internal/sessionState.ts"
 import { currentEntries, flushBytes, persistMeta } from "./internal/sessionState.ts"
 import { isoFromMillis } from "./internal/time.ts"
@@ -66,8 +68,6 @@ const SUMMARY_PREFIX = "eviction-summary-"
 export const evictionSummaryPath = (derivedDir: string, rangeDigest: string): string =>
   NodePath.join(derivedDir, `${SUMMARY_PREFIX}${rangeDigest.slice(0, 32)}.json`)
 
-const utf8 = new TextDecoder("utf-8")
-
 /** The default hook: writes `derived/eviction-summary-<digest>.json` with grounded facts. */
 export const defaultSummaryHook = (derivedDir: string): SummaryHook => (range) =>
   Effect.gen(function*() {
@@ -84,16 +84,32 @@ export const defaultSummaryHook = (derivedDir: string): SummaryHook => (range) =
     yield* fs.writeAtomic(evictionSummaryPath(derivedDir, range.rangeDigest), JSON.stringify(file))
   })
 
-/** Cheap pre-filter: an unescaped `matrix.updated"` can only end a JSON string, never sit inside one. */
+/**
+ * Cheap pre-filter for the retained part: an unescaped `"matrix.updated"` can only be a whole
+ * JSON string; a line spelling the type with `\u` escapes is classified too.
+ */
 const MATRIX_NEEDLE = Buffer.from("\"matrix.updated\"")
+const ESCAPE_NEEDLE = Buffer.from("\\u")
 
-const matrixIdOf = (bytes: Uint8Array): string | undefined => {
-  if (Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).indexOf(MATRIX_NEEDLE) === -1) return undefined
-  const cls = classifyLine(bytes)
+/** What a `matrix.updated` record is to the checkpoint logic. */
+type MatrixLine = { readonly _tag: "Snapshot"; readonly id: string } | { readonly _tag: "Undecodable" }
+
+/** The matrix meaning of a line the classifier already saw; undefined when it is not matrix.updated. */
+const matrixLineOf = (bytes: Uint8Array, cls: LineClass): MatrixLine | undefined => {
   if (cls._tag !== "Counted" || cls.type !== "matrix.updated") return undefined
-  const decoded = decodeLineText(utf8.decode(bytes))
-  if (Result.isFailure(decoded) || decoded.success.event.type !== "matrix.updated") return undefined
-  return decoded.success.event.spec.id
+  const text = scanLineText(lineText(bytes))
+  const decoded = text === undefined ? undefined : decodeLineText(text)
+  return decoded !== undefined && Result.isSuccess(decoded) && decoded.success.event.type === "matrix.updated"
+    ? { _tag: "Snapshot", id: decoded.success.event.spec.id }
+    : { _tag: "Undecodable" }
+}
+
+/** The matrix id of a retained line, if it is a decodable matrix.updated record. */
+const retainedMatrixId = (bytes: Uint8Array): string | undefined => {
+  const view = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (view.indexOf(MATRIX_NEEDLE) === -1 && view.indexOf(ESCAPE_NEEDLE) === -1) return undefined
+  const line = matrixLineOf(bytes, classifyLine(lineText(bytes)))
+  return line?._tag === "Snapshot" ? line.id : undefined
 }
 
 /** True when some budget is exceeded; O(1), so it can run after every append. */
@@ -143,20 +159,24 @@ const rewrite = (s: SessionState, plan: EvictionPlan, hook: SummaryHook) =>
         detail: "cap offset exceeds event log length"
       })
     }
-    // Pass 1 over the evicted prefix: countable lines, digest, last matrix snapshot per id.
+    // Pass 1 over the evicted prefix: countable lines, digest, last matrix snapshot per id, and
+    // matrix records that do not decode — kept verbatim so replay still fails closed on them.
     const digest = createHash("sha256")
     let countedLines = 0
     const lastEvictedSnapshot = new Map<string, Uint8Array>()
+    const undecodableMatrixLines: Array<Uint8Array> = []
     yield* fs.stream(paths.events, { start: 0, end: cut }).pipe(
       Stream.tap((chunk) => Effect.sync(() => digest.update(chunk))),
       splitLines(0),
       Stream.runForEachArray((lines) =>
         Effect.sync(() => {
           for (const line of lines) {
-            if (classifyLine(line.bytes)._tag === "Counted") countedLines++
-            const id = matrixIdOf(line.bytes)
+            const cls = classifyLine(lineText(line.bytes))
+            if (cls._tag === "Counted") countedLines++
+            const matrix = matrixLineOf(line.bytes, cls)
             // Copy: a line is a view into a read chunk of up to 256 KiB, which it would keep alive.
-            if (id !== undefined) lastEvictedSnapshot.set(id, line.bytes.slice())
+            if (matrix?._tag === "Snapshot") lastEvictedSnapshot.set(matrix.id, line.bytes.slice())
+            else if (matrix?._tag === "Undecodable") undecodableMatrixLines.push(line.bytes.slice())
           }
         })
       )
@@ -168,7 +188,7 @@ const rewrite = (s: SessionState, plan: EvictionPlan, hook: SummaryHook) =>
         Stream.runForEachArray((lines) =>
           Effect.sync(() => {
             for (const line of lines) {
-              const id = matrixIdOf(line.bytes)
+              const id = retainedMatrixId(line.bytes)
               if (id !== undefined) lastEvictedSnapshot.delete(id)
             }
           })
@@ -181,8 +201,9 @@ const rewrite = (s: SessionState, plan: EvictionPlan, hook: SummaryHook) =>
     const events: Stream.Stream<ThreadEvent, StoreIoError> = fs.stream(paths.events, { start: 0, end: cut }).pipe(
       splitLines(0),
       Stream.filterMap((line) => {
-        const text = utf8.decode(line.bytes).trim()
-        const decoded = text.length === 0 ? undefined : decodeLineText(text)
+        // The scan's rules exactly (strict UTF-8, Rust trim), like turn reconstruction.
+        const text = scanLineText(lineText(line.bytes))
+        const decoded = text === undefined || text.length === 0 ? undefined : decodeLineText(text)
         return decoded !== undefined && Result.isSuccess(decoded)
           ? Result.succeed(decoded.success.event)
           : Result.failVoid
@@ -198,17 +219,22 @@ const rewrite = (s: SessionState, plan: EvictionPlan, hook: SummaryHook) =>
       events
     })
 
-    // Checkpoints: re-serialised with the current schema version, ordered by matrix id.
-    let checkpointText = ""
-    let checkpointCount = 0
+    // Checkpoints: undecodable matrix records first (verbatim, newline-terminated), then the kept
+    // snapshots re-serialised with the current schema version, ordered by matrix id.
+    const parts: Array<Uint8Array> = []
+    for (const bytes of undecodableMatrixLines) {
+      parts.push(bytes[bytes.length - 1] === 10 ? bytes : Buffer.concat([bytes, Buffer.from("\n")]))
+    }
+    let checkpointCount = undecodableMatrixLines.length
     for (const id of [...lastEvictedSnapshot.keys()].sort()) {
       const bytes = lastEvictedSnapshot.get(id)
-      const decoded = bytes === undefined ? undefined : decodeLineText(utf8.decode(bytes))
+      const text = bytes === undefined ? undefined : scanLineText(lineText(bytes))
+      const decoded = text === undefined ? undefined : decodeLineText(text)
       if (decoded === undefined || Result.isFailure(decoded)) continue
-      checkpointText += encodeLine(decoded.success.event) + "\n"
+      parts.push(Buffer.from(encodeLine(decoded.success.event) + "\n", "utf8"))
       checkpointCount++
     }
-    const checkpoints = Buffer.from(checkpointText, "utf8")
+    const checkpoints = Buffer.concat(parts)
     const newLen = checkpoints.length + (prevLen - cut)
     yield* writeMarker(paths.marker, {
       previous_file_len: prevLen,
