@@ -128,6 +128,20 @@ const entryJson = (e: TurnEntry) => ({
 export const encodeTurnIndex = (entries: ReadonlyArray<TurnEntry>): string =>
   JSON.stringify({ entries: entries.map(entryJson) })
 
+/**
+ * The same bytes as {@link encodeTurnIndex}, as a sequence of text chunks of at most `perChunk`
+ * entries, so a large index can be written without building one string of all of it.
+ */
+export function* encodeTurnIndexChunks(entries: ReadonlyArray<TurnEntry>, perChunk = 4096): Generator<string> {
+  const size = Math.max(1, Math.floor(perChunk))
+  yield "{\"entries\":["
+  for (let i = 0; i < entries.length; i += size) {
+    const body = entries.slice(i, i + size).map((e) => JSON.stringify(entryJson(e))).join(",")
+    yield i === 0 ? body : "," + body
+  }
+  yield "]}"
+}
+
 /** Canonical `index/pending-cap-rewrite.json` bytes; `checkpoint_bytes` is written only when present. */
 export const encodePendingCapRewrite = (m: PendingCapRewrite): string =>
   JSON.stringify({

@@ -7,6 +7,7 @@ import {
   encodeManifest,
   encodePendingCapRewrite,
   encodeTurnIndex,
+  encodeTurnIndexChunks,
   evictedTurnCount,
   initialManifest,
   Manifest,
@@ -276,5 +277,16 @@ describe("the turn index fast decoder", () => {
       }
     },
     { arbitrary: { runs: 300 } }
+  )
+})
+
+describe("the chunked turn index encoder", () => {
+  it.prop(
+    "produces exactly the bytes of encodeTurnIndex for any chunk size",
+    [Schema.Array(TurnEntry), Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 }))],
+    ([entries, perChunk]) => {
+      assert.strictEqual([...encodeTurnIndexChunks(entries, perChunk)].join(""), encodeTurnIndex(entries))
+    },
+    { arbitrary: { runs: 200 } }
   )
 })

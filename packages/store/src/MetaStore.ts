@@ -10,9 +10,11 @@ import {
   decodeTurnIndexText,
   encodeManifest,
   encodePendingCapRewrite,
-  encodeTurnIndex
+  encodeTurnIndex,
+  encodeTurnIndexChunks
 } from "@logbook/domain"
-import { Effect, Option, Result } from "effect"
+import { Effect, Option, Result, Stream } from "effect"
+import { Buffer } from "node:buffer"
 import { SessionFs } from "./SessionFs.ts"
 import type { StoreIoError } from "./StoreError.ts"
 
@@ -58,7 +60,19 @@ export const writeManifest = (path: string, manifest: Manifest): Effect.Effect<v
 export const writeTurnIndex = (
   path: string,
   entries: ReadonlyArray<TurnEntry>
-): Effect.Effect<void, StoreIoError, SessionFs> => SessionFs.use((fs) => fs.writeAtomic(path, encodeTurnIndex(entries)))
+): Effect.Effect<void, StoreIoError, SessionFs> =>
+  SessionFs.use((fs) =>
+    entries.length <= STREAMED_INDEX_ENTRIES
+      ? fs.writeAtomic(path, encodeTurnIndex(entries))
+      // A large index is streamed in chunks: no single string or buffer of all of it (bench P5).
+      : fs.writeAtomicStream(
+        path,
+        Stream.map(Stream.fromIterable(encodeTurnIndexChunks(entries)), (text) => Buffer.from(text, "utf8"))
+      )
+  )
+
+/** Above this many entries the turn index is written as a stream of chunks. */
+const STREAMED_INDEX_ENTRIES = 4096
 
 /** Writes the cap-rewrite marker atomically (before `events.jsonl` is replaced). */
 export const writeMarker = (path: string, marker: PendingCapRewrite): Effect.Effect<void, StoreIoError, SessionFs> =>

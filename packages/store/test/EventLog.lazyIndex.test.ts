@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { encodeLine, isIndexConsistent, isIndexValid } from "@logbook/domain"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
 import { FaultController } from "../src/SessionFs.ts"
@@ -59,4 +60,29 @@ describe("EventLog fast-path open with a lazily loaded turn index", () => {
         assert.deepStrictEqual(texts, ["open", "kept"])
       }))
     }).pipe(Effect.provide(faultyLayer())))
+
+  it.effect("a turn index too large for one write is streamed and reads back identically", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const paths = pathsOf(root, "big")
+      fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 })
+      const turns = 6000
+      const lines: Array<string> = []
+      for (let t = 1; t <= turns; t++) {
+        lines.push(encodeLine(ev.turnStarted()), encodeLine(ev.msg(`t${t}`)), encodeLine(ev.completed()))
+      }
+      fs.writeFileSync(paths.events, lines.join("\n") + "\n")
+      const written = yield* Effect.scoped(Effect.flatMap(openLog(root, "big"), (log) => log.turnIndex))
+      assert.strictEqual(written.length, turns)
+      const stored = JSON.parse(fs.readFileSync(paths.turns, "utf8")).entries
+      assert.deepStrictEqual(stored, written)
+      yield* Effect.scoped(Effect.gen(function*() {
+        const log = yield* openLog(root, "big")
+        const index = yield* log.turnIndex
+        const manifest = yield* log.manifest
+        assert.deepStrictEqual(index, written)
+        assert.isTrue(isIndexValid(index, fs.statSync(paths.events).size))
+        assert.isTrue(isIndexConsistent(index, manifest))
+      }))
+    }).pipe(Effect.provide(nodeLayer())))
 })
