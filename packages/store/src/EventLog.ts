@@ -168,15 +168,19 @@ const makeSessionLog = (
     return io
   }
 
+  const appendStep = (event: ThreadEvent): Effect.Effect<void, AppendError> =>
+    Effect.clockWith((clock) => {
+      const io = appendNow(event, clock.currentTimeMillisUnsafe())
+      // Once I/O starts it runs to the end: an interrupt mid cap rewrite could leave the file closed.
+      return io === undefined ? Effect.void : Effect.uninterruptible(withFs(io))
+    })
+
+  // The pending-index check outside the permit is only a shortcut: once loaded the index stays
+  // loaded, and the slow path re-checks under the permit.
   const appendWithPermit = (event: ThreadEvent): Effect.Effect<void, AppendError> =>
-    s.semaphore.withPermit(Effect.suspend(() => {
-      const step = Effect.clockWith((clock) => {
-        const io = appendNow(event, clock.currentTimeMillisUnsafe())
-        // Once I/O starts it runs to the end: an interrupt mid cap rewrite could leave the file closed.
-        return io === undefined ? Effect.void : Effect.uninterruptible(withFs(io))
-      })
-      return s.pendingIndex === undefined ? step : Effect.andThen(withFs(ensureIndex(s)), step)
-    }))
+    s.pendingIndex === undefined
+      ? s.semaphore.withPermit(appendStep(event))
+      : s.semaphore.withPermit(Effect.andThen(withFs(ensureIndex(s)), appendStep(event)))
 
   // Untraced on purpose: a traced Effect.fn costs more than the whole in-memory append (bench P1).
   const append = (event: ThreadEvent): Effect.Effect<void, AppendError> => appendWithPermit(event)
