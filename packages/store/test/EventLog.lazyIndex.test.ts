@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { encodeLine, isIndexConsistent, isIndexValid } from "@logbook/domain"
 import { Effect, Exit } from "effect"
+import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import { FaultController } from "../src/SessionFs.ts"
 import { ev, faultyLayer, nodeLayer, openLog, pathsOf, testRoot } from "./fixtures/eventlogHelpers.ts"
@@ -84,5 +85,22 @@ describe("EventLog fast-path open with a lazily loaded turn index", () => {
         assert.isTrue(isIndexValid(index, fs.statSync(paths.events).size))
         assert.isTrue(isIndexConsistent(index, manifest))
       }))
+    }).pipe(Effect.provide(nodeLayer())))
+
+  it.effect("opening with the lock removes temp files a crash left behind, but not recent ones", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      yield* seed(root, "tmp")
+      const paths = pathsOf(root, "tmp")
+      const stale = `${paths.indexDir}/.turns.json.4242.1700000000000000000.0.tmp`
+      const fresh = `${paths.dir}/.manifest.json.4242.1700000000000000001.0.tmp`
+      fs.writeFileSync(stale, "{")
+      fs.writeFileSync(fresh, "{")
+      const old = new Date(Date.now() - 2 * 60 * 60 * 1000)
+      fs.utimesSync(stale, old, old)
+      yield* TestClock.setTime(Date.now())
+      yield* Effect.scoped(openLog(root, "tmp"))
+      assert.isFalse(fs.existsSync(stale), "a two-hour-old temp file is removed")
+      assert.isTrue(fs.existsSync(fresh), "a recent temp file may belong to a write in progress")
     }).pipe(Effect.provide(nodeLayer())))
 })

@@ -129,6 +129,32 @@ export const ensureIndex = (state: SessionState): Effect.Effect<void, StoreIoErr
     })
   })
 
+/** Temporary siblings of the atomic write: `.<basename>.<pid>.<nanos>.<attempt>.tmp`. */
+const TEMP_NAME = /^\..+\.\d+\.\d+\.\d+\.tmp$/
+
+/** A temporary file this old cannot belong to a write still in progress. */
+const STALE_TEMP_MS = 60 * 60 * 1000
+
+/**
+ * Removes temporary files that a crash in the middle of an atomic write left in the session's
+ * directories. Runs only while this process holds the session lock, and only for files older
+ * than an hour, so a concurrent writer (e.g. a pin from the CLI) never loses its temp file.
+ */
+const removeStaleTempFiles = (paths: SessionPaths, nowMs: number): Effect.Effect<void, StoreIoError, SessionFs> =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    for (const dir of [paths.dir, paths.indexDir, paths.derivedDir]) {
+      for (const name of yield* fs.listDir(dir)) {
+        if (!TEMP_NAME.test(name)) continue
+        const path = `${dir}/${name}`
+        const info = yield* fs.lstat(path)
+        if (Option.isSome(info) && info.value.type === "File" && nowMs - info.value.mtimeMs > STALE_TEMP_MS) {
+          yield* fs.removeFile(path)
+        }
+      }
+    }
+  })
+
 /**
  * Creates and initialises the shared state; finalizers registered in the caller's scope
  * publish metadata, close the file and release the lock when the last handle goes.
@@ -163,6 +189,7 @@ export const openSessionState = (
     }
     const file = yield* fs.openAppend(paths.events)
     const nowMs = yield* Clock.currentTimeMillis
+    if (lock._tag === "Acquired") yield* removeStaleTempFiles(paths, nowMs)
     const now = isoFromMillis(nowMs)
     const state: SessionState = {
       paths,
