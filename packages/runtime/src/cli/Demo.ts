@@ -4,6 +4,7 @@
  * a failed turn, token usage, the thread's completion — and prints the commands to look at it.
  */
 import type { ItemContext, ThreadEvent, ThreadItem, Usage } from "@logbook/domain"
+import { GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
 import { findSession } from "@logbook/store"
 import { Clock, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -344,6 +345,9 @@ export const demoEvents = (sessionId: string, turns: number, startMs: number): R
   return events
 }
 
+/** The objective of the simulated session's goal. */
+const DEMO_OBJECTIVE = "Make the flaky retry test deterministic"
+
 const compactStamp = (ms: number): string => iso(ms).replace(/[-:]/gu, "").slice(0, 15)
 
 /** `demo [--turns N] [--session ID] [--json]`. */
@@ -378,6 +382,17 @@ export const demoCommand = Command.make(
       const memory = yield* SessionMemory
       for (const event of events) yield* memory.append(event)
       yield* memory.flush
+      // The host also tracked the goal and its milestones (see `goal show` / `progress show`).
+      yield* memory.goals.createGoal({ goalId: "goal-retry-flake", objective: DEMO_OBJECTIVE, tokenBudget: 200_000 })
+      yield* memory.goals.run(GoalCommand.AccountElapsed())
+      yield* memory.goals.run(GoalCommand.Complete())
+      yield* memory.goals.updateProgress((_, nowIso) =>
+        setMilestones(newProgressLedger(sessionId, DEMO_OBJECTIVE, nowIso), [
+          { id: "m1", description: "Reproduce the flaky retry test", status: "done" },
+          { id: "m2", description: "Make the backoff jitter injectable", status: "done" },
+          { id: "m3", description: "Record the API change in CHANGELOG.md", status: turns >= 3 ? "done" : "pending" }
+        ], nowIso)
+      )
       return yield* memory.manifest
     }).pipe(Effect.provide(SessionMemory.layer({
       workspace: where.workspace,
@@ -396,6 +411,8 @@ export const demoCommand = Command.make(
       ...(turns >= 2 ? [{ command: run(`turn ${id} 2`), what: "the turn that failed (rate limit)" }] : []),
       { command: run(`events ${id}`), what: "every retained event (add --follow to watch live)" },
       { command: run(`verify ${id}`), what: "integrity check: exit 0 when clean, 5 on problems" },
+      { command: run(`goal show ${id}`), what: "the goal the host tracked, its status and history" },
+      { command: run(`progress show ${id}`), what: "the progress ledger as Markdown" },
       { command: run("sessions"), what: "all sessions, most recent first" }
     ]
     if (json) {

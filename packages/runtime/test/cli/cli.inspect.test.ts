@@ -41,7 +41,18 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
     Effect.gen(function*() {
       const { demo, ws } = yield* DemoStore
       assert.strictEqual(demo.code, 0, demo.stderr)
-      for (const next of ["show demo", "turn demo 1", "turn demo 2", "events demo", "verify demo", "sessions"]) {
+      for (
+        const next of [
+          "show demo",
+          "turn demo 1",
+          "turn demo 2",
+          "events demo",
+          "verify demo",
+          "goal show demo",
+          "progress show demo",
+          "sessions"
+        ]
+      ) {
         assert.include(demo.stdout, `--workspace ${ws} ${next}`)
       }
       assert.include(demo.stdout, "4 turns (turn 2 failed)")
@@ -49,6 +60,12 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       for (const needle of ["\"goal\":", "command_execution", "aggregated_output", "unified_diff", "reasoning"]) {
         assert.include(events, needle)
       }
+      const [goal, progress] = yield* Effect.all([
+        run(["goal", "show", "demo", "--json"], { cwd: ws }),
+        run(["progress", "show", "demo"], { cwd: ws })
+      ], { concurrency: 2 })
+      assert.strictEqual(JSON.parse(goal.stdout).status, "complete", goal.stderr)
+      assert.include(progress.stdout, "**Completion:** 100%")
       const again = yield* run(["--workspace", ws, "demo", "--session", "demo"], { cwd: ws })
       assert.strictEqual(again.code, 1)
       assert.include(again.stderr, "session demo already exists")
