@@ -6,8 +6,8 @@
  * `checkLine`, so what counts as an event here is what the scan counts.
  */
 import type { ThreadEvent, TurnEntry } from "@logbook/domain"
-import type { StoreIoError } from "@logbook/store"
-import { checkLine, inspectSession, SessionFs, TurnEvicted, TurnNotFound } from "@logbook/store"
+import type { RawLine, StoreIoError } from "@logbook/store"
+import { checkLine, inspectSession, makeLineSplitter, SessionFs, TurnEvicted, TurnNotFound } from "@logbook/store"
 import type { InspectOptions, SessionInspection } from "@logbook/store"
 import type { Duration } from "effect"
 import { Effect, Option, Stream } from "effect"
@@ -35,58 +35,7 @@ export type LogRecord =
   }
   | { readonly _tag: "Rewritten"; readonly previousLength: number; readonly length: number }
 
-interface Line {
-  readonly offset: number
-  readonly bytes: Uint8Array
-}
-
-/** Feeds chunks, returns complete lines; keeps the unterminated rest until its `\n` (or `end`). */
-const makeSplitter = (startOffset: number) => {
-  let carry: Array<Uint8Array> = []
-  let carryLen = 0
-  let pos = startOffset
-  const take = (tail: Uint8Array): Uint8Array => {
-    if (carryLen === 0) return tail
-    const out = new Uint8Array(carryLen + tail.length)
-    let at = 0
-    for (const part of carry) {
-      out.set(part, at)
-      at += part.length
-    }
-    out.set(tail, at)
-    carry = []
-    carryLen = 0
-    return out
-  }
-  return {
-    push: (chunk: Uint8Array): Array<Line> => {
-      const lines: Array<Line> = []
-      let start = 0
-      for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
-        const bytes = take(chunk.subarray(start, nl + 1))
-        lines.push({ offset: pos, bytes })
-        pos += bytes.length
-        start = nl + 1
-      }
-      if (start < chunk.length) {
-        // Copy: the reader may reuse the chunk's buffer.
-        const rest = chunk.slice(start)
-        carry.push(rest)
-        carryLen += rest.length
-      }
-      return lines
-    },
-    end: (): Array<Line> => {
-      if (carryLen === 0) return []
-      const bytes = take(new Uint8Array(0))
-      const line = { offset: pos, bytes }
-      pos += bytes.length
-      return [line]
-    }
-  }
-}
-
-const recordOf = (line: Line): LogRecord | undefined => {
+const recordOf = (line: RawLine): LogRecord | undefined => {
   const check = checkLine(line.bytes)
   const span = { offset: line.offset, length: line.bytes.length }
   const unterminated = line.bytes[line.bytes.length - 1] !== 10
@@ -109,7 +58,7 @@ const recordOf = (line: Line): LogRecord | undefined => {
   }
 }
 
-const recordsOf = (lines: ReadonlyArray<Line>): Array<LogRecord> => {
+const recordsOf = (lines: ReadonlyArray<RawLine>): Array<LogRecord> => {
   const out: Array<LogRecord> = []
   for (const line of lines) {
     const record = recordOf(line)
@@ -151,7 +100,7 @@ export const readEventRecords = (
     const range = options.end === undefined ? { start } : { start, end: options.end }
     return fs.stream(eventsPath, range).pipe(
       Stream.mapAccum(
-        () => makeSplitter(start),
+        () => makeLineSplitter(start),
         (splitter, chunk) => [splitter, recordsOf(splitter.push(chunk))] as const,
         { onHalt: (splitter) => recordsOf(splitter.end()) }
       )
@@ -187,12 +136,12 @@ export const followEventRecords = (
     const fs = yield* SessionFs
     const interval = options.pollInterval ?? DEFAULT_FOLLOW_INTERVAL
     let offset = options.start ?? 0
-    let splitter = makeSplitter(offset)
+    let splitter = makeLineSplitter(offset)
     let resync = false
     const restartAt = (length: number): LogRecord => {
       const record: LogRecord = { _tag: "Rewritten", previousLength: offset, length }
       offset = length
-      splitter = makeSplitter(length)
+      splitter = makeLineSplitter(length)
       resync = false
       return record
     }

@@ -7,9 +7,9 @@ import type { LogState, TurnEntry } from "@logbook/domain"
 import { applyLifecycleEvent, classifyLine, eventTimestamp } from "@logbook/domain"
 import { Effect, Stream } from "effect"
 import { Buffer, isUtf8 } from "node:buffer"
+import { splitLines } from "../LineSplitter.ts"
 import { SessionFs } from "../SessionFs.ts"
 import type { StoreIoError } from "../StoreError.ts"
-import { splitLines } from "./lines.ts"
 
 /** What a scan found: the final lifecycle state, the closed turn entries, and line statistics. */
 export interface ScanResult {
