@@ -15,14 +15,15 @@ export const IdGenerator = Context.Reference<IdSource>("@logbook/store/IdGenerat
   defaultValue: () => ({ uuid: () => randomUUID() })
 })
 
-/** A deterministic source for tests: UUID-shaped ids from a counter and a prefix byte. */
+/** A deterministic source for tests: distinct UUID-shaped (v4 layout) ids from a counter. */
 export const sequentialIds = (seed = 0): IdSource => {
   let n = seed
   return {
     uuid: () => {
       n++
-      const hex = n.toString(16).padStart(32, "0")
-      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+      // 30 counter digits around the fixed version (4) and variant (8) nibbles: injective.
+      const hex = n.toString(16).padStart(30, "0")
+      return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(12, 15)}-8${hex.slice(15, 18)}-${hex.slice(18, 30)}`
     }
   }
 }
