@@ -67,3 +67,31 @@ export const scanLineText = (line: Uint8Array | string): string | undefined => {
   const text = typeof line === "string" ? line : decodeUtf8(line)
   return text === undefined ? undefined : trimWhitespace(text)
 }
+
+// `"matrix.updated"` as bytes; its `.` (index 7) anchors the search, being rarer than `"`.
+const MATRIX_TYPE = [34, 109, 97, 116, 114, 105, 120, 46, 117, 112, 100, 97, 116, 101, 100, 34]
+const MATRIX_DOT = 7
+
+const matrixTypeAt = (bytes: Uint8Array, at: number): boolean => {
+  if (at < 0 || at + MATRIX_TYPE.length > bytes.length) return false
+  for (let i = 0; i < MATRIX_TYPE.length; i++) {
+    if (bytes[at + i] !== MATRIX_TYPE[i]) return false
+  }
+  return true
+}
+
+/**
+ * A cheap byte pre-filter for matrix checkpoints: false only when the raw line cannot hold a
+ * `matrix.updated` record. A JSON string equal to `matrix.updated` is written either literally
+ * or with `\u` escapes (none of its characters has a short escape), so a line containing
+ * neither `"matrix.updated"` nor `\u` cannot hold one and need not be classified or decoded.
+ */
+export const mayHoldMatrixCheckpoint = (bytes: Uint8Array): boolean => {
+  for (let i = bytes.indexOf(46, MATRIX_DOT); i !== -1; i = bytes.indexOf(46, i + 1)) {
+    if (matrixTypeAt(bytes, i - MATRIX_DOT)) return true
+  }
+  for (let i = bytes.indexOf(92); i !== -1; i = bytes.indexOf(92, i + 1)) {
+    if (bytes[i + 1] === 117) return true
+  }
+  return false
+}

@@ -2,15 +2,17 @@
  * Read-only streams over a session's canonical `events.jsonl`: every retained record, one turn's
  * records, and a follower that keeps emitting records as a writer flushes them. Nothing here
  * opens the session through `EventLog` (which would lock it, repair a torn tail and publish
- * metadata); the file is only read, in bounded memory, and each line is judged with the store's
- * `checkLine`, so what counts as an event here is what the scan counts.
+ * metadata); the file is only read, in bounded memory, and each line is judged with the
+ * inspector's `checkLine`, so what counts as an event here is what the scan counts.
  */
 import type { ThreadEvent, TurnEntry } from "@logbook/domain"
+import { locateTurn } from "@logbook/domain"
 import type { RawLine, StoreIoError } from "@logbook/store"
-import { checkLine, inspectSession, makeLineSplitter, SessionFs, TurnEvicted, TurnNotFound } from "@logbook/store"
-import type { InspectOptions, SessionInspection } from "@logbook/store"
+import { makeLineSplitter, SessionFs, TurnEvicted, TurnNotFound } from "@logbook/store"
 import type { Duration } from "effect"
 import { Effect, Option, Stream } from "effect"
+import type { InspectOptions, SessionInspection } from "./Inspection.ts"
+import { checkLine, inspectSession } from "./Inspection.ts"
 
 /**
  * One item of a log stream: a decoded `Event` with its byte span; a `Skipped` line — `malformed`
@@ -185,15 +187,19 @@ export interface TurnRecords {
 export const readTurn = Effect.fn("EventStream.readTurn")(
   function*(sessionsDir: string, sessionId: string, turn: number, options: Omit<InspectOptions, "forceScan"> = {}) {
     const inspection = yield* inspectSession(sessionsDir, sessionId, options)
-    const entry = inspection.effectiveEntries.find((e) => e.turn_number === turn)
-    if (entry === undefined) {
-      const base = Math.max(inspection.effectiveManifest.retained_turn_base ?? 1, 1)
-      if (Number.isInteger(turn) && turn >= 1 && turn < base) {
-        return yield* new TurnEvicted({ session: sessionId, turn, retainedTurnBase: base })
-      }
-      return yield* new TurnNotFound({ session: sessionId, turn })
+    const located = locateTurn(
+      inspection.effectiveEntries,
+      inspection.effectiveManifest.retained_turn_base ?? 1,
+      turn
+    )
+    if (located._tag === "Evicted") {
+      return yield* new TurnEvicted({ session: sessionId, turn, retainedTurnBase: located.retainedTurnBase })
     }
-    const records = readEventRecords(inspection.paths.events, { start: entry.start_offset, end: entry.end_offset })
+    if (located._tag === "NeverExisted") return yield* new TurnNotFound({ session: sessionId, turn })
+    const entry = located.entry
+    // An unterminated last record's entry ends one byte past the file (the next open's repair).
+    const end = Math.min(entry.end_offset, inspection.fileLen)
+    const records = readEventRecords(inspection.paths.events, { start: entry.start_offset, end })
     return { inspection, entry, records } satisfies TurnRecords
   }
 )

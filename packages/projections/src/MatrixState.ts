@@ -5,24 +5,15 @@
  * and the host must then keep admission closed rather than guess.
  */
 import type { MatrixSnapshot, MatrixUpdatedEvent } from "@logbook/domain"
-import { classifyLine, decodeLineText, Matrix, MatrixError } from "@logbook/domain"
+import { classifyLine, decodeLineText, Matrix, MatrixError, mayHoldMatrixCheckpoint } from "@logbook/domain"
 import type { SessionLog, SnapshotLine, StoreIoError } from "@logbook/store"
 import { SessionFs } from "@logbook/store"
 import { Effect, Result, Stream } from "effect"
-import { Buffer } from "node:buffer"
 import type { LogRecord } from "./EventStream.ts"
 import { readEventRecords } from "./EventStream.ts"
 
-// A JSON string equal to `matrix.updated` is written either literally or with `\u` escapes
-// (none of its characters has a short escape), so a line containing neither needle cannot
-// hold one. Matching on raw bytes skips decoding the ordinary lines altogether.
-const TYPE_NEEDLE = Buffer.from("\"matrix.updated\"")
-const ESCAPE_NEEDLE = Buffer.from("\\u")
-
-const mayHoldCheckpoint = (line: SnapshotLine): boolean => {
-  const bytes = Buffer.from(line.bytes.buffer, line.bytes.byteOffset, line.bytes.byteLength)
-  return bytes.includes(TYPE_NEEDLE) || bytes.includes(ESCAPE_NEEDLE)
-}
+// Matching on raw bytes skips decoding the ordinary lines altogether.
+const mayHoldCheckpoint = (line: SnapshotLine): boolean => mayHoldMatrixCheckpoint(line.bytes)
 
 const utf8 = new TextDecoder("utf-8")
 

@@ -2,5 +2,8 @@
  * Public entry point of @logbook/projections: re-exports only.
  */
 export * from "./EventStream.ts"
+export * from "./Inspection.ts"
 export * from "./MatrixState.ts"
 export * from "./RecentSessions.ts"
+export * from "./SessionLookup.ts"
+export * from "./Verification.ts"

@@ -1,11 +1,12 @@
 /**
- * The canonical session event log (spec §3.3): buffered appends of versioned ThreadEvents
- * to `events.jsonl`, the durability barrier at turn boundaries, turn reconstruction, and
- * snapshot streaming. Opening recovers from any crash by rescanning the log.
+ * The canonical session event log: buffered appends of versioned ThreadEvents to
+ * `events.jsonl`, the durability barrier at turn boundaries, cap eviction, turn reconstruction,
+ * and snapshot streaming. Opening recovers from any crash by rescanning the log. The handle
+ * decides when things happen; what the log means is domain's (`Lifecycle`, `LogScan`,
+ * `TurnIndex`) and every change to the shared state is a transition of `internal/sessionState`.
  */
 import type { CapBudgets, Manifest, ThreadEvent, TurnEntry } from "@logbook/domain"
 import {
-  applyLifecycleEvent,
   decodeEvent,
   decodeLineText,
   DEFAULT_EVICTION_LOW_WATER,
@@ -14,17 +15,26 @@ import {
   encodeLine,
   eventTimestamp,
   lifecycleKindOf,
+  locateTurn,
   scanLineText
 } from "@logbook/domain"
 import { Clock, Duration, Effect, Option, Result, Schedule, Stream } from "effect"
 import type { Scope } from "effect"
-import type { SummaryHook, SummaryHookFailed } from "./CapRewrite.ts"
-import { defaultSummaryHook, enforceCap, overBudget } from "./CapRewrite.ts"
 import { InvalidEvent, SessionLocked, TurnEvicted, TurnNotFound } from "./EventLogError.ts"
+import { enforceCap } from "./internal/capRewrite.ts"
 import { ensureIndex } from "./internal/openSession.ts"
 import { lineText } from "./internal/scan.ts"
 import type { SessionState } from "./internal/sessionState.ts"
-import { currentEntries, currentManifest, flushBytes, persistMeta, usableFile } from "./internal/sessionState.ts"
+import {
+  appendRecorded,
+  completionRecorded,
+  currentEntries,
+  currentManifest,
+  flushBytes,
+  overBudget,
+  persistMeta,
+  usableFile
+} from "./internal/sessionState.ts"
 import { isoFromMillis } from "./internal/time.ts"
 import { MAX_WRITE_BUFFER_BYTES } from "./internal/writeBuffer.ts"
 import { splitLines } from "./LineSplitter.ts"
@@ -35,6 +45,8 @@ import { sessionPaths } from "./SessionPaths.ts"
 import { SessionRegistry } from "./SessionRegistry.ts"
 import type { CreateDirError } from "./StoreError.ts"
 import { StoreIoError } from "./StoreError.ts"
+import type { SummaryHook, SummaryHookFailed } from "./SummaryHook.ts"
+import { defaultSummaryHook } from "./SummaryHook.ts"
 
 /** How to open a session's log. */
 export interface OpenOptions {
@@ -125,11 +137,9 @@ const makeSessionLog = (
   budgets: CapBudgets,
   hook: SummaryHook
 ): SessionLog => {
-  const withFs = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E> =>
-    Effect.provideService(effect, SessionFs, fs)
   // Every operation first finishes a fast-path open (loads and checks the turn index).
-  const locked = <A, E>(effect: Effect.Effect<A, E, SessionFs>): Effect.Effect<A, E | StoreIoError> =>
-    s.semaphore.withPermit(withFs(Effect.andThen(ensureIndex(s), effect)))
+  const locked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | StoreIoError> =>
+    s.semaphore.withPermit(Effect.andThen(ensureIndex(fs, s), effect))
 
   /**
    * The synchronous part of an append: serialise into the buffer and step the reducer. It
@@ -139,30 +149,22 @@ const makeSessionLog = (
   const appendNow = (
     event: ThreadEvent,
     nowMs: number
-  ): Effect.Effect<void, AppendError, SessionFs> | undefined => {
+  ): Effect.Effect<void, AppendError> | undefined => {
     if (s.broken !== undefined || s.file === undefined) return Effect.asVoid(usableFile(s, "append"))
     const line = serialise(event)
     if (Result.isFailure(line)) return Effect.fail(line.failure)
-    const start = s.nextOffset
-    const length = s.buffer.append(line.success)
-    s.nextOffset = start + length
-    s.updatedAtMs = nowMs
-    s.metaDirty = true
-    if (s.bufferedSince === undefined) s.bufferedSince = nowMs
     const kind = lifecycleKindOf(event.type)
     const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
-    const t = applyLifecycleEvent(s.log, kind, { start, end: s.nextOffset }, ts)
-    s.log = t.state
-    if (t.closed !== undefined) s.closed.push(t.closed)
-    let io: Effect.Effect<void, AppendError, SessionFs> | undefined
-    if (t.boundary) {
-      io = persistMeta(s)
+    const boundary = appendRecorded(s, line.success, kind, nowMs, ts)
+    let io: Effect.Effect<void, AppendError> | undefined
+    if (boundary) {
+      io = persistMeta(s, fs)
     } else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) {
       // Bytes only, no metadata: the manifest's stale persisted_file_len makes a crash rescan.
       io = flushBytes(s, false)
     }
     if (overBudget(s, budgets)) {
-      const cap = Effect.asVoid(enforceCap(s, budgets, hook))
+      const cap = Effect.asVoid(enforceCap(fs, s, budgets, hook))
       io = io === undefined ? cap : Effect.andThen(io, cap)
     }
     return io
@@ -172,7 +174,7 @@ const makeSessionLog = (
     Effect.clockWith((clock) => {
       const io = appendNow(event, clock.currentTimeMillisUnsafe())
       // Once I/O starts it runs to the end: an interrupt mid cap rewrite could leave the file closed.
-      return io === undefined ? Effect.void : Effect.uninterruptible(withFs(io))
+      return io === undefined ? Effect.void : Effect.uninterruptible(io)
     })
 
   // The pending-index check outside the permit is only a shortcut: once loaded the index stays
@@ -180,7 +182,7 @@ const makeSessionLog = (
   const appendWithPermit = (event: ThreadEvent): Effect.Effect<void, AppendError> =>
     s.pendingIndex === undefined
       ? s.semaphore.withPermit(appendStep(event))
-      : s.semaphore.withPermit(Effect.andThen(withFs(ensureIndex(s)), appendStep(event)))
+      : s.semaphore.withPermit(Effect.andThen(ensureIndex(fs, s), appendStep(event)))
 
   // Untraced on purpose: a traced Effect.fn costs more than the whole in-memory append (bench P1).
   const append = (event: ThreadEvent): Effect.Effect<void, AppendError> => appendWithPermit(event)
@@ -194,23 +196,21 @@ const makeSessionLog = (
     return decoded.success
   })
 
-  const flush = locked(Effect.uninterruptible(persistMeta(s))).pipe(Effect.withSpan("EventLog.flush"))
+  const flush = locked(Effect.uninterruptible(persistMeta(s, fs))).pipe(Effect.withSpan("EventLog.flush"))
 
   const complete = locked(Effect.gen(function*() {
-    s.updatedAtMs = yield* Clock.currentTimeMillis
-    s.metaDirty = true
-    yield* Effect.uninterruptible(persistMeta(s))
+    completionRecorded(s, yield* Clock.currentTimeMillis)
+    yield* Effect.uninterruptible(persistMeta(s, fs))
   })).pipe(Effect.withSpan("EventLog.complete"))
 
   const reconstructTurn = Effect.fn("EventLog.reconstructTurn")(function*(turn: number) {
     return yield* locked(Effect.gen(function*() {
-      const entry = s.log.open?.turn_number === turn ? s.log.open : s.closed.find((e) => e.turn_number === turn)
-      if (entry === undefined) {
-        if (Number.isInteger(turn) && turn >= 1 && turn < s.retainedTurnBase) {
-          return yield* new TurnEvicted({ session: s.sessionId, turn, retainedTurnBase: s.retainedTurnBase })
-        }
-        return yield* new TurnNotFound({ session: s.sessionId, turn })
+      const located = locateTurn(currentEntries(s), s.retainedTurnBase, turn)
+      if (located._tag === "Evicted") {
+        return yield* new TurnEvicted({ session: s.sessionId, turn, retainedTurnBase: located.retainedTurnBase })
       }
+      if (located._tag === "NeverExisted") return yield* new TurnNotFound({ session: s.sessionId, turn })
+      const entry = located.entry
       yield* flushBytes(s, false)
       const events: Array<ThreadEvent> = []
       let skipped = 0
@@ -241,8 +241,8 @@ const makeSessionLog = (
     Effect.gen(function*() {
       yield* s.semaphore.take(1)
       yield* Effect.addFinalizer(() => s.semaphore.release(1))
-      yield* withFs(ensureIndex(s))
-      yield* withFs(persistMeta(s))
+      yield* ensureIndex(fs, s)
+      yield* persistMeta(s, fs)
       return fs.stream(s.paths.events, { start: 0, end: s.nextOffset }).pipe(splitLines(0))
     })
   )
@@ -307,7 +307,7 @@ export const open = Effect.fn("EventLog.open")(function*(options: OpenOptions) {
     const tick = state.semaphore.withPermit(Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       if (state.bufferedSince !== undefined && now - state.bufferedSince >= millis) {
-        yield* persistMeta(state).pipe(Effect.provideService(SessionFs, fs))
+        yield* persistMeta(state, fs)
       }
     })).pipe(
       Effect.catch((error) => Effect.logWarning(`autoFlush of ${paths.events} failed: ${error.message}`))

@@ -25,6 +25,7 @@ import {
 } from "@logbook/domain"
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { basename, dirname, join, resolve } from "node:path"
+import { regularFileUsage } from "./internal/diskUsage.ts"
 import { emptyTrash, isSessionEntryName, removeSessionDir } from "./internal/retentionRemove.ts"
 import { isoFromMillis } from "./internal/time.ts"
 import { isSessionLive } from "./Liveness.ts"
@@ -288,21 +289,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   )
 
   /** Bytes of the regular files below `dir`, walking real directories only. */
-  const regularBytes = (dir: string) =>
-    Effect.gen(function*() {
-      let total = 0
-      const pending = [dir]
-      for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-        for (const name of yield* fs.listDir(next)) {
-          const path = join(next, name)
-          const info = yield* fs.lstat(path)
-          if (Option.isNone(info)) continue
-          if (info.value.type === "File") total += info.value.size
-          else if (info.value.type === "Directory") pending.push(path)
-        }
-      }
-      return total
-    })
+  const regularBytes = (dir: string) => Effect.map(regularFileUsage(fs, dir), (usage) => usage.bytes)
 
   const gcLegacy = Effect.fn("Retention.gcLegacy")(function*(sessionsDir: string) {
     const root = resolve(sessionsDir)

@@ -36,8 +36,8 @@ export class SessionRegistry extends Context.Service<SessionRegistry, {
             const request = pending.get(dir)
             return request === undefined
               ? Effect.die(new Error(`no open request registered for ${dir}`))
-              : openSessionState(request)
-          }).pipe(Effect.provideService(SessionFs, fs))
+              : openSessionState(fs, request)
+          })
       })
       const acquire = Effect.fn("SessionRegistry.acquire")(function*(request: OpenRequest) {
         yield* fs.ensurePrivateDir(request.paths.sessionsDir)

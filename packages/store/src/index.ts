@@ -1,7 +1,7 @@
 /**
  * Public entry point of @logbook/store: re-exports only.
  */
-export * from "./CapRewrite.ts"
+export * from "./DiskUsage.ts"
 export * as EventLog from "./EventLog.ts"
 export type {
   AppendError,
@@ -24,4 +24,4 @@ export * from "./SessionFs.ts"
 export * from "./SessionPaths.ts"
 export * from "./SessionRegistry.ts"
 export * from "./StoreError.ts"
-export * from "./Verify.ts"
+export * from "./SummaryHook.ts"

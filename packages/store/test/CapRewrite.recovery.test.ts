@@ -10,10 +10,10 @@ import { encodePendingCapRewrite } from "@logbook/domain"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { SummaryHook } from "../src/CapRewrite.ts"
 import * as EventLog from "../src/EventLog.ts"
 import type { SessionLog } from "../src/EventLog.ts"
 import { FaultController } from "../src/SessionFs.ts"
+import type { SummaryHook } from "../src/SummaryHook.ts"
 import {
   assertSessionConsistent,
   defined,

@@ -12,8 +12,6 @@ import { Effect, Exit, Layer, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { EvictedRange, SummaryHook } from "../src/CapRewrite.ts"
-import { defaultSummaryHook, MAX_EVICTION_SUMMARIES, SummaryHookFailed } from "../src/CapRewrite.ts"
 import * as EventLog from "../src/EventLog.ts"
 import type { SessionLog } from "../src/EventLog.ts"
 import { makeSessionFs } from "../src/internal/fsNode.ts"
@@ -23,6 +21,8 @@ import { SessionFs } from "../src/SessionFs.ts"
 import { FaultController } from "../src/SessionFs.ts"
 import { SessionRegistry } from "../src/SessionRegistry.ts"
 import { StoreIoError } from "../src/StoreError.ts"
+import type { EvictedRange, SummaryHook } from "../src/SummaryHook.ts"
+import { defaultSummaryHook, MAX_EVICTION_SUMMARIES, SummaryHookFailed } from "../src/SummaryHook.ts"
 import {
   assertSessionConsistent,
   defined,

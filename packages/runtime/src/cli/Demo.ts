@@ -5,7 +5,7 @@
  */
 import type { ItemContext, ThreadEvent, ThreadItem, Usage } from "@logbook/domain"
 import { GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
-import { findSession } from "@logbook/store"
+import { findSession } from "@logbook/projections"
 import { Clock, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { SessionMemory } from "../SessionMemory.ts"

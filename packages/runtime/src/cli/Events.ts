@@ -6,8 +6,7 @@
  */
 import { encodeEvent } from "@logbook/domain"
 import type { LogRecord } from "@logbook/projections"
-import { followEventRecords, readEventRecords, readTurn } from "@logbook/projections"
-import { findSession } from "@logbook/store"
+import { findSession, followEventRecords, readEventRecords, readTurn } from "@logbook/projections"
 import type { SessionFs, StoreIoError } from "@logbook/store"
 import { Effect, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"

@@ -5,7 +5,8 @@
  */
 import type { GoalHistoryEntry, GoalSnapshot } from "@logbook/domain"
 import { progressToMarkdown } from "@logbook/domain"
-import { findSession, goalSnapshotPath, loadGoalSnapshot, loadProgress, progressPath } from "@logbook/store"
+import { findSession } from "@logbook/projections"
+import { goalSnapshotPath, loadGoalSnapshot, loadProgress, progressPath } from "@logbook/store"
 import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
 import { jsonFlag, sessionArgument } from "./Flags.ts"

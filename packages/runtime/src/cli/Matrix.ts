@@ -6,8 +6,7 @@
  */
 import type { MatrixAttempt, MatrixSnapshot, MatrixTaskState } from "@logbook/domain"
 import { encodeMatrixSnapshotJson } from "@logbook/domain"
-import { matrixStateOfEventsFile } from "@logbook/projections"
-import { findSession } from "@logbook/store"
+import { findSession, matrixStateOfEventsFile } from "@logbook/projections"
 import { Effect, Result, Schema } from "effect"
 import { Command } from "effect/cli"
 import { jsonFlag, sessionArgument } from "./Flags.ts"

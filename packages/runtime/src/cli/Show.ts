@@ -4,8 +4,9 @@
  * never on disk.
  */
 import type { Manifest, TurnEntry } from "@logbook/domain"
-import type { SessionInspection, Stored } from "@logbook/store"
-import { diskUsage, inspectSession, SessionFs } from "@logbook/store"
+import type { SessionInspection, Stored } from "@logbook/projections"
+import { inspectSession } from "@logbook/projections"
+import { diskUsage, SessionFs } from "@logbook/store"
 import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
 import { jsonFlag, sessionArgument } from "./Flags.ts"

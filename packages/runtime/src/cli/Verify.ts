@@ -3,8 +3,8 @@
  * it with the stored metadata; prints every finding with byte offsets and exits 5 when anything
  * is found.
  */
-import type { LineProblem, Stored, VerifyReport } from "@logbook/store"
-import { verifySession } from "@logbook/store"
+import type { LineProblem, Stored, VerifyReport } from "@logbook/projections"
+import { verifySession } from "@logbook/projections"
 import { Effect } from "effect"
 import { Command } from "effect/cli"
 import { IntegrityProblems } from "./Errors.ts"

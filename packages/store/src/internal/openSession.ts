@@ -1,24 +1,40 @@
 /**
- * Initialisation of a session's shared state (spec §3.3.1): private directories, the
- * append handle, the liveness lock, torn-tail repair, cap-marker handling, and either the
- * O(1) fast path over valid metadata or the authoritative rescan.
+ * Initialisation of a session's shared state: private directories, the append handle, the
+ * liveness lock, torn-tail repair, cap-marker handling, and either the O(1) fast path over
+ * trusted metadata or the authoritative rescan. What the directory means (trusted or not, the
+ * turn base, the rebuilt manifest) is decided by domain's `TurnIndex` and `LogScan`; this module
+ * only does the I/O and hands the results to the state's transitions.
  */
-import type { Manifest, PendingCapRewrite, TurnEntry } from "@logbook/domain"
-import { classifyLine, inferTurnBase, initialLogState, isIndexConsistent, isIndexValid } from "@logbook/domain"
-import { Clock, Effect, Option, Semaphore, Stream } from "effect"
+import type { RescanInput } from "@logbook/domain"
+import {
+  emptyLogScan,
+  isManifestTrusted,
+  isStoredMetadataTrusted,
+  matchingMarker,
+  provisionalTurnBase,
+  rebaseLogScan,
+  rebuiltManifest,
+  rescanTurnBase
+} from "@logbook/domain"
+import { Clock, Effect, Option, Semaphore } from "effect"
 import type { Scope } from "effect"
 import { SessionLocked } from "../EventLogError.ts"
-import { splitLines } from "../LineSplitter.ts"
-import { clearMarker, loadManifest, loadMarker, loadTurnIndex } from "../MetaStore.ts"
-import { SessionFs } from "../SessionFs.ts"
+import type { SessionFsApi } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
 import type { CreateDirError } from "../StoreError.ts"
 import { StoreIoError } from "../StoreError.ts"
-import { lineText, scanLog } from "./scan.ts"
+import { clearMarkerWith, loadManifestWith, loadMarkerWith, loadTurnIndexWith } from "./metaFiles.ts"
+import { scanLog } from "./scan.ts"
 import type { SessionState } from "./sessionState.ts"
-import { persistMeta } from "./sessionState.ts"
+import {
+  fastPathAdopted,
+  fileMeasured,
+  indexAdopted,
+  makeSessionState,
+  persistMeta,
+  scanAdopted
+} from "./sessionState.ts"
 import { isoFromMillis } from "./time.ts"
-import { makeWriteBuffer } from "./writeBuffer.ts"
 
 /** What the opener asks for; the first opener of a directory in this process initialises it. */
 export interface OpenRequest {
@@ -30,74 +46,39 @@ export interface OpenRequest {
 
 const NEWLINE = new Uint8Array([10])
 
-const markerMatches = (marker: Option.Option<PendingCapRewrite>, fileLen: number): PendingCapRewrite | undefined =>
-  Option.isSome(marker) && marker.value.new_file_len === fileLen &&
-    marker.value.new_file_len < marker.value.previous_file_len
-    ? marker.value
-    : undefined
-
 /**
- * The manifest-level conditions of the fast path (spec §3.3.1 d); the index conditions (valid
- * for the file, consistent with the manifest) are checked when the index is first needed.
- */
-const manifestAllowsFastPath = (
-  manifest: Manifest,
-  matching: PendingCapRewrite | undefined,
-  fileLen: number
-): boolean => matching === undefined && manifest.in_turn !== undefined && manifest.persisted_file_len === fileLen
-
-/** Bytes of the run of `matrix.updated` lines at the head of the log (a rewrite's checkpoints). */
-const leadingCheckpointBytes = (path: string, fileLen: number): Effect.Effect<number, StoreIoError, SessionFs> =>
-  SessionFs.use((fs) =>
-    fs.stream(path, { start: 0, end: fileLen }).pipe(
-      splitLines(0),
-      Stream.takeWhile((line) => {
-        const cls = classifyLine(lineText(line.bytes))
-        return cls._tag === "Counted" && cls.type === "matrix.updated"
-      }),
-      Stream.runFold(() => 0, (sum, line) => sum + line.bytes.length)
-    )
-  )
-
-/**
- * The authoritative rebuild of a state from the log (spec §3.3.1 e): infer the retained turn
- * base, scan, keep the identity and timestamps of a manifest that parsed, publish metadata.
+ * The authoritative rebuild of a state from the log: scan from the provisional turn base,
+ * correct the base from what the scan found (a rewrite whose marker was lost), adopt the
+ * rebuilt manifest, publish metadata. Every decision is domain's (`LogScan`, `TurnIndex`), the
+ * same the read-only inspector makes.
  */
 const rescanInto = (
+  fs: SessionFsApi,
   state: SessionState,
-  old: Manifest | undefined,
-  index: ReadonlyArray<TurnEntry> | undefined,
-  matching: PendingCapRewrite | undefined,
-  fileLen: number,
+  input: RescanInput,
   options: { readonly now: string; readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined }
-): Effect.Effect<void, StoreIoError, SessionFs> =>
+): Effect.Effect<void, StoreIoError> =>
   Effect.gen(function*() {
-    // A rewrite whose marker was lost (spec §3.3.8 rule 2) put its matrix checkpoints first;
-    // their length makes the inferred cut exact (spec §7 item 13). Measured only in that case.
-    const rewrittenWithoutMarker = matching === undefined && old?.persisted_file_len !== undefined &&
-      old.persisted_file_len > fileLen
-    const checkpointRun = rewrittenWithoutMarker ? yield* leadingCheckpointBytes(state.paths.events, fileLen) : 0
-    const base = inferTurnBase(old, index, matching, fileLen, checkpointRun)
+    const from = provisionalTurnBase(input)
     const progress = options.onScanProgress
     const scanned = yield* scanLog(
+      fs,
       state.paths.events,
-      fileLen,
-      initialLogState(base),
+      input.fileLen,
+      emptyLogScan(from),
       options.now,
-      progress === undefined ? undefined : (bytes) => progress(bytes, fileLen)
+      progress === undefined ? undefined : (bytes) => progress(bytes, input.fileLen)
     )
-    if (old !== undefined) {
-      state.sessionId = old.session_id
-      state.createdAt = old.created_at === "" ? (scanned.firstTimestamp ?? options.now) : old.created_at
-      state.updatedAt = old.updated_at
-    } else if (scanned.firstTimestamp !== undefined) {
-      state.createdAt = scanned.firstTimestamp
-    }
-    state.retainedTurnBase = base
-    state.log = scanned.state
-    state.closed = scanned.closed
-    state.metaDirty = true
-    yield* persistMeta(state)
+    const base = rescanTurnBase(input, scanned)
+    const scan = rebaseLogScan(scanned, from, base)
+    const manifest = rebuiltManifest(input.manifest, scan, {
+      sessionId: state.sessionId,
+      fileLen: input.fileLen,
+      turnBase: base,
+      now: options.now
+    })
+    scanAdopted(state, manifest, scan)
+    yield* persistMeta(state, fs)
   })
 
 /**
@@ -106,26 +87,22 @@ const rescanInto = (
  *
  * **Gotchas**: must run under the session's permit, before anything appends or publishes.
  */
-export const ensureIndex = (state: SessionState): Effect.Effect<void, StoreIoError, SessionFs> =>
+export const ensureIndex = (fs: SessionFsApi, state: SessionState): Effect.Effect<void, StoreIoError> =>
   Effect.suspend(() => {
     const pending = state.pendingIndex
     if (pending === undefined) return Effect.void
     return Effect.gen(function*() {
-      const index = yield* loadTurnIndex(state.paths.turns)
+      const index = Option.getOrUndefined(yield* loadTurnIndexWith(fs, state.paths.turns))
       const m = pending.manifest
-      if (Option.isSome(index) && isIndexValid(index.value, pending.fileLen) && isIndexConsistent(index.value, m)) {
-        const entries = index.value
-        const inTurn = m.in_turn === true
-        state.log = { ...state.log, open: inTurn ? entries[entries.length - 1] : undefined }
-        state.closed = inTurn ? entries.slice(0, -1) : [...entries]
+      if (index !== undefined && isStoredMetadataTrusted(m, index, undefined, pending.fileLen)) {
+        indexAdopted(state, index)
       } else {
         const now = isoFromMillis(yield* Clock.currentTimeMillis)
-        yield* rescanInto(state, m, Option.getOrUndefined(index), undefined, pending.fileLen, {
+        yield* rescanInto(fs, state, { manifest: m, entries: index, marker: undefined, fileLen: pending.fileLen }, {
           now,
           onScanProgress: pending.onScanProgress
         })
       }
-      state.pendingIndex = undefined
     })
   })
 
@@ -140,9 +117,12 @@ const STALE_TEMP_MS = 60 * 60 * 1000
  * directories. Runs only while this process holds the session lock, and only for files older
  * than an hour, so a concurrent writer (e.g. a pin from the CLI) never loses its temp file.
  */
-const removeStaleTempFiles = (paths: SessionPaths, nowMs: number): Effect.Effect<void, StoreIoError, SessionFs> =>
+const removeStaleTempFiles = (
+  fs: SessionFsApi,
+  paths: SessionPaths,
+  nowMs: number
+): Effect.Effect<void, StoreIoError> =>
   Effect.gen(function*() {
-    const fs = yield* SessionFs
     for (const dir of [paths.dir, paths.indexDir, paths.derivedDir]) {
       for (const name of yield* fs.listDir(dir)) {
         if (!TEMP_NAME.test(name)) continue
@@ -160,16 +140,16 @@ const removeStaleTempFiles = (paths: SessionPaths, nowMs: number): Effect.Effect
  * publish metadata, close the file and release the lock when the last handle goes.
  */
 export const openSessionState = (
+  fs: SessionFsApi,
   req: OpenRequest
-): Effect.Effect<SessionState, StoreIoError | CreateDirError | SessionLocked, SessionFs | Scope.Scope> =>
+): Effect.Effect<SessionState, StoreIoError | CreateDirError | SessionLocked, Scope.Scope> =>
   Effect.gen(function*() {
-    const fs = yield* SessionFs
     const { paths } = req
     yield* fs.ensurePrivateDir(paths.sessionsDir)
     yield* fs.ensurePrivateDir(paths.dir)
     yield* fs.ensurePrivateDir(paths.derivedDir)
     yield* fs.ensurePrivateDir(paths.indexDir)
-    const marker = yield* loadMarker(paths.marker)
+    const marker = yield* loadMarkerWith(fs, paths.marker)
     // An unparseable marker reads as none but must still be removed, or it lingers forever.
     const markerPresent = Option.isSome(marker) || Option.isSome(yield* fs.lstat(paths.marker))
 
@@ -189,38 +169,24 @@ export const openSessionState = (
     }
     const file = yield* fs.openAppend(paths.events)
     const nowMs = yield* Clock.currentTimeMillis
-    if (lock._tag === "Acquired") yield* removeStaleTempFiles(paths, nowMs)
+    if (lock._tag === "Acquired") yield* removeStaleTempFiles(fs, paths, nowMs)
     const now = isoFromMillis(nowMs)
-    const state: SessionState = {
+    const state = makeSessionState({
       paths,
       semaphore: yield* Semaphore.make(1),
       lock,
       file,
       sessionId: req.sessionId,
-      createdAt: now,
-      updatedAt: now,
-      updatedAtMs: undefined,
-      retainedTurnBase: 1,
-      persistedFileLen: 0,
-      log: initialLogState(1),
-      closed: [],
-      nextOffset: 0,
-      buffer: makeWriteBuffer(),
-      unsynced: false,
-      metaDirty: true,
-      bufferedSince: undefined,
-      broken: undefined,
-      pendingIndex: undefined
-    }
+      now
+    })
     // Last release: publish metadata so the next open takes the fast path (spec §7 item 20),
     // then close the current file (a cap rewrite may have swapped it). Only an initialised state
     // may publish: if this open fails midway, the state still holds empty counters, and writing
     // them with `persisted_file_len = file_len` would pass the next open's fast-path checks.
     let initialised = false
     yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => initialised ? persistMeta(state) : Effect.void).pipe(
+      Effect.suspend(() => initialised ? persistMeta(state, fs) : Effect.void).pipe(
         Effect.catch((error) => Effect.logWarning(`final flush of ${paths.events} failed: ${error.message}`)),
-        Effect.provideService(SessionFs, fs),
         Effect.andThen(Effect.suspend(() => state.file === undefined ? Effect.void : state.file.close))
       )
     )
@@ -235,11 +201,11 @@ export const openSessionState = (
         fileLen += 1
       }
     }
-    state.nextOffset = fileLen
+    fileMeasured(state, fileLen)
 
-    const manifest = yield* loadManifest(paths.manifest)
-    const matching = markerMatches(marker, fileLen)
-    if (Option.isSome(manifest) && manifestAllowsFastPath(manifest.value, matching, fileLen)) {
+    const manifest = Option.getOrUndefined(yield* loadManifestWith(fs, paths.manifest))
+    const matching = matchingMarker(Option.getOrUndefined(marker), fileLen)
+    if (manifest !== undefined && isManifestTrusted(manifest, matching, fileLen)) {
       // Fast path: adopt the manifest now and check the turn index on first use, so opening costs
       // the same for a 1 MB and a 1 GB log (bench P3); a bad index still forces the rescan then.
       // A link or non-file planted at the index still fails the open, as an eager read would.
@@ -252,30 +218,15 @@ export const openSessionState = (
           detail: `${paths.turns} is not a regular file; the store never follows links`
         })
       }
-      const m = manifest.value
-      state.sessionId = m.session_id
-      state.createdAt = m.created_at
-      state.updatedAt = m.updated_at
-      state.retainedTurnBase = Math.max(m.retained_turn_base ?? 1, 1)
-      state.persistedFileLen = fileLen
-      state.log = {
-        turnCount: m.turn_count,
-        eventCount: m.event_count,
-        status: m.status,
-        inTurn: m.in_turn === true,
-        open: undefined
-      }
-      state.closed = []
-      state.metaDirty = false
-      state.pendingIndex = { manifest: m, fileLen, onScanProgress: req.onScanProgress }
+      fastPathAdopted(state, manifest, fileLen, req.onScanProgress)
     } else {
-      const index = yield* loadTurnIndex(paths.turns)
-      yield* rescanInto(state, Option.getOrUndefined(manifest), Option.getOrUndefined(index), matching, fileLen, {
+      const index = Option.getOrUndefined(yield* loadTurnIndexWith(fs, paths.turns))
+      yield* rescanInto(fs, state, { manifest, entries: index, marker: matching, fileLen }, {
         now,
         onScanProgress: req.onScanProgress
       })
     }
-    if (markerPresent) yield* clearMarker(paths.marker)
+    if (markerPresent) yield* clearMarkerWith(fs, paths.marker)
     initialised = true
     return state
   })

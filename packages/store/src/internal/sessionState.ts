@@ -1,21 +1,29 @@
 /**
- * The shared in-memory state of one open session (spec §3.2) and the durability barrier
- * that publishes it (spec §3.3.7). Exactly one `SessionState` exists per session directory
- * per process; every handle points at it and every operation runs under its semaphore.
+ * The shared in-memory state of one open session and the durability barrier that publishes it.
+ * Exactly one `SessionState` exists per session directory per process; every handle points at
+ * it and every operation runs under its semaphore.
+ *
+ * This module is the state's only owner: every field is assigned here, through the named
+ * transitions below (append recorded, completion recorded, fast path adopted, index adopted,
+ * scan adopted, file swapped, rewrite applied, poisoned) and the barrier. Callers decide *when*
+ * a transition happens; what each one changes is written down once.
  */
-import type { LogState, Manifest, TurnEntry } from "@logbook/domain"
-import { SESSION_STORE_SCHEMA_VERSION } from "@logbook/domain"
+import type { CapBudgets, LifecycleKind, LogScan, LogState, Manifest, TurnEntry } from "@logbook/domain"
+import { applyLifecycleEvent, initialLogState, resumeLogState, SESSION_STORE_SCHEMA_VERSION } from "@logbook/domain"
 import { Effect } from "effect"
 import type * as Semaphore from "effect/Semaphore"
-import { writeManifest, writeTurnIndex } from "../MetaStore.ts"
-import type { AppendFile, LockResult } from "../SessionFs.ts"
-import { SessionFs } from "../SessionFs.ts"
+import type { AppendFile, LockResult, SessionFsApi } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
 import { StoreIoError } from "../StoreError.ts"
+import { writeManifestWith, writeTurnIndexWith } from "./metaFiles.ts"
 import { isoFromMillis } from "./time.ts"
 import type { WriteBuffer } from "./writeBuffer.ts"
+import { makeWriteBuffer } from "./writeBuffer.ts"
 
-/** Mutable per-session state; touched only while holding `semaphore`. */
+/**
+ * Per-session state; touched only while holding `semaphore`, and assigned only by this module.
+ * The fields are mutable because the append path is allocation-free; read them anywhere.
+ */
 export interface SessionState {
   readonly paths: SessionPaths
   readonly semaphore: Semaphore.Semaphore
@@ -57,6 +65,175 @@ export interface PendingIndex {
   readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined
 }
 
+/** What the opener knows before the log is read. */
+export interface SessionStateInit {
+  readonly paths: SessionPaths
+  readonly semaphore: Semaphore.Semaphore
+  readonly lock: LockResult
+  readonly file: AppendFile
+  readonly sessionId: string
+  /** ISO time of the open: the timestamps of a brand-new session. */
+  readonly now: string
+}
+
+/** A state describing an empty log, numbered from turn 1, not yet published. */
+export const makeSessionState = (init: SessionStateInit): SessionState => ({
+  paths: init.paths,
+  semaphore: init.semaphore,
+  lock: init.lock,
+  file: init.file,
+  sessionId: init.sessionId,
+  createdAt: init.now,
+  updatedAt: init.now,
+  updatedAtMs: undefined,
+  retainedTurnBase: 1,
+  persistedFileLen: 0,
+  log: initialLogState(1),
+  closed: [],
+  nextOffset: 0,
+  buffer: makeWriteBuffer(),
+  unsynced: false,
+  metaDirty: true,
+  bufferedSince: undefined,
+  broken: undefined,
+  pendingIndex: undefined
+})
+
+/** The log file measured (after any torn-tail repair): the next record goes at `fileLen`. */
+export const fileMeasured = (s: SessionState, fileLen: number): void => {
+  s.nextOffset = fileLen
+}
+
+/**
+ * An append recorded in memory: `line` (newline included) buffered, the lifecycle reducer
+ * stepped, timestamps dirtied. Returns whether the record is a turn boundary (the caller then
+ * runs the barrier).
+ *
+ * **Gotchas**: the caller must have checked `usableFile` first; nothing here can fail.
+ */
+export const appendRecorded = (
+  s: SessionState,
+  line: string,
+  kind: LifecycleKind,
+  nowMs: number,
+  ts: string
+): boolean => {
+  const start = s.nextOffset
+  const length = s.buffer.append(line)
+  s.nextOffset = start + length
+  s.updatedAtMs = nowMs
+  s.metaDirty = true
+  if (s.bufferedSince === undefined) s.bufferedSince = nowMs
+  const t = applyLifecycleEvent(s.log, kind, { start, end: s.nextOffset }, ts)
+  s.log = t.state
+  if (t.closed !== undefined) s.closed.push(t.closed)
+  return t.boundary
+}
+
+/** `complete` ran: `updated_at` moves to `nowMs` and the metadata must be republished. */
+export const completionRecorded = (s: SessionState, nowMs: number): void => {
+  s.updatedAtMs = nowMs
+  s.metaDirty = true
+}
+
+/**
+ * The open fast path adopted a trusted manifest: identity, timestamps and counters come from it;
+ * the turn index is loaded and checked on first use (see `pendingIndex`).
+ */
+export const fastPathAdopted = (
+  s: SessionState,
+  manifest: Manifest,
+  fileLen: number,
+  onScanProgress: PendingIndex["onScanProgress"]
+): void => {
+  s.sessionId = manifest.session_id
+  s.createdAt = manifest.created_at
+  s.updatedAt = manifest.updated_at
+  s.retainedTurnBase = Math.max(manifest.retained_turn_base ?? 1, 1)
+  s.persistedFileLen = fileLen
+  s.log = {
+    turnCount: manifest.turn_count,
+    eventCount: manifest.event_count,
+    status: manifest.status,
+    inTurn: manifest.in_turn === true,
+    open: undefined
+  }
+  s.closed = []
+  s.metaDirty = false
+  s.pendingIndex = { manifest, fileLen, onScanProgress }
+}
+
+/** The pending turn index was valid and consistent with the adopted manifest: it is the index now. */
+export const indexAdopted = (s: SessionState, entries: ReadonlyArray<TurnEntry>): void => {
+  const pending = s.pendingIndex
+  if (pending === undefined) return
+  const resumed = resumeLogState(pending.manifest, entries)
+  s.log = resumed.state
+  s.closed = resumed.closed
+  s.pendingIndex = undefined
+}
+
+/**
+ * A rescan's result adopted: the rebuilt manifest's identity and timestamps, the scan's
+ * lifecycle state and closed entries. The metadata is dirty: the caller publishes it.
+ */
+export const scanAdopted = (s: SessionState, manifest: Manifest, scan: LogScan): void => {
+  s.sessionId = manifest.session_id
+  s.createdAt = manifest.created_at
+  s.updatedAt = manifest.updated_at
+  s.retainedTurnBase = manifest.retained_turn_base ?? 1
+  s.log = scan.log
+  s.closed = scan.closed
+  s.metaDirty = true
+  s.pendingIndex = undefined
+}
+
+/** The append handle was closed (`undefined`) or reopened during a cap rewrite. */
+export const fileSwapped = (s: SessionState, file: AppendFile | undefined): void => {
+  s.file = file
+}
+
+/** What a completed cap rewrite changed: the facts `rewriteApplied` moves the state by. */
+export interface AppliedRewrite {
+  /** Whole turns evicted from the front of the closed entries. */
+  readonly turns: number
+  /** Added to every retained offset: checkpoint bytes minus the cut. */
+  readonly shift: number
+  /** Counted lines that left the log. */
+  readonly evictedLines: number
+  /** Counted lines the rewrite put in front (checkpoints, kept status evidence). */
+  readonly insertedLines: number
+  readonly retainedTurnBase: number
+  readonly newLen: number
+}
+
+/** A cap rewrite replaced the file: evicted turns dropped, retained offsets shifted exactly. */
+export const rewriteApplied = (s: SessionState, r: AppliedRewrite): void => {
+  const move = (e: TurnEntry): TurnEntry => ({
+    ...e,
+    start_offset: e.start_offset + r.shift,
+    end_offset: e.end_offset + r.shift
+  })
+  s.closed = s.closed.slice(r.turns).map(move)
+  const open = s.log.open
+  s.log = {
+    ...s.log,
+    eventCount: s.log.eventCount - r.evictedLines + r.insertedLines,
+    open: open === undefined ? undefined : move(open)
+  }
+  s.retainedTurnBase = r.retainedTurnBase
+  s.nextOffset = r.newLen
+  s.metaDirty = true
+}
+
+/**
+ * The handle can no longer guarantee that memory describes the file: every later operation
+ * fails `EUNAVAILABLE` and the next open recovers from disk.
+ */
+export const poisoned = (s: SessionState, reason: string): void => {
+  s.broken = reason
+}
+
 /** The manifest describing the current in-memory state. */
 export const currentManifest = (s: SessionState): Manifest => ({
   session_id: s.sessionId,
@@ -74,6 +251,11 @@ export const currentManifest = (s: SessionState): Manifest => ({
 /** The turn index as persisted: closed entries plus the open one. */
 export const currentEntries = (s: SessionState): ReadonlyArray<TurnEntry> =>
   s.log.open === undefined ? s.closed : [...s.closed, s.log.open]
+
+/** True when some budget is exceeded; O(1), so it can run after every append. */
+export const overBudget = (s: SessionState, budgets: CapBudgets): boolean =>
+  (budgets.maxEvents > 0 && s.log.eventCount > budgets.maxEvents) ||
+  (budgets.maxBytes > 0 && s.nextOffset > budgets.maxBytes)
 
 /** Fails when the handle was poisoned or its file handle is gone (mid cap-rewrite failure). */
 export const usableFile = (s: SessionState, operation: string): Effect.Effect<AppendFile, StoreIoError> => {
@@ -114,7 +296,7 @@ export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, 
         const undo = yield* Effect.result(file.truncate(before))
         if (undo._tag === "Failure") {
           s.buffer.clear()
-          s.broken = `a failed write could not be rolled back (${undo.failure.detail}); reopen the session`
+          poisoned(s, `a failed write could not be rolled back (${undo.failure.detail}); reopen the session`)
         }
         return yield* written.failure
       }
@@ -135,13 +317,13 @@ export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, 
  * any metadata describing them; the index precedes the manifest, so a crash between the two
  * leaves a manifest whose `persisted_file_len` no longer matches and the next open rescans.
  */
-export const persistMeta = (s: SessionState): Effect.Effect<void, StoreIoError, SessionFs> =>
+export const persistMeta = (s: SessionState, fs: SessionFsApi): Effect.Effect<void, StoreIoError> =>
   Effect.gen(function*() {
     yield* flushBytes(s, true)
     if (s.metaDirty || s.persistedFileLen !== s.nextOffset) {
       const manifest = { ...currentManifest(s), persisted_file_len: s.nextOffset }
-      yield* writeTurnIndex(s.paths.turns, currentEntries(s))
-      yield* writeManifest(s.paths.manifest, manifest)
+      yield* writeTurnIndexWith(fs, s.paths.turns, currentEntries(s))
+      yield* writeManifestWith(fs, s.paths.manifest, manifest)
       s.persistedFileLen = s.nextOffset
       s.metaDirty = false
     }

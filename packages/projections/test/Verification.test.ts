@@ -6,12 +6,15 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine } from "@logbook/domain"
+import type { SessionLog } from "@logbook/store"
+import { diskUsage } from "@logbook/store"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { SessionLog } from "../src/EventLog.ts"
-import { checkLine, diskUsage, findSession, inspectSession, verifySession } from "../src/Verify.ts"
-import { appendAll, editJson, ev, nodeLayer, openLog, pathsOf, testRoot, turn } from "./fixtures/eventlogHelpers.ts"
+import { checkLine, inspectSession } from "../src/Inspection.ts"
+import { findSession } from "../src/SessionLookup.ts"
+import { verifySession } from "../src/Verification.ts"
+import { appendAll, editJson, ev, nodeLayer, openLog, pathsOf, testRoot, turn } from "./fixtures/logHelpers.ts"
 
 const line = (e: ThreadEvent): string => encodeLine(e) + "\n"
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)

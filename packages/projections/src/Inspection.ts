@@ -1,0 +1,421 @@
+/**
+ * Read-only inspection of a session directory: what the stored metadata says, what a rescan of
+ * `events.jsonl` finds, and the manifest and turn index `EventLog.open` would arrive at.
+ * Inspection tools (the CLI's `show`, `turn`, `verify`, event streams) use this instead of
+ * `EventLog.open`, which would take the lock, terminate a torn tail and publish metadata —
+ * writes that an inspector must not make, least of all while a live writer is mid-record.
+ * Nothing here creates, repairs or locks anything.
+ *
+ * The inspector decides nothing on its own: trust in the stored metadata, the turn base and the
+ * rebuilt manifest come from domain's `TurnIndex` and `LogScan`, and every line is folded
+ * through the same `scanLine` reducer as the writer's rescan, after accounting for the repair
+ * the next open makes (a torn tail gains its newline). On top, every counted line is fully
+ * decoded to find records that turn reconstruction would silently drop.
+ */
+import type {
+  LifecycleKind,
+  LineClass,
+  LogScan,
+  LogState,
+  Manifest,
+  PendingCapRewrite,
+  RescanInput,
+  TurnEntry,
+  VersionedThreadEvent
+} from "@logbook/domain"
+import {
+  classifyLine,
+  decodeLineText,
+  decodeManifestText,
+  decodePendingCapRewriteText,
+  decodeTurnIndexText,
+  emptyLogScan,
+  isStoredMetadataTrusted,
+  matchingMarker,
+  provisionalTurnBase,
+  rebaseLogScan,
+  rebuiltManifest,
+  repairedLength,
+  rescanTurnBase,
+  scanEntries,
+  scanLine,
+  sessionDirName
+} from "@logbook/domain"
+import type { SessionPaths } from "@logbook/store"
+import { isSessionLive, SessionFs, splitLines, StoreIoError } from "@logbook/store"
+import { Clock, Effect, Option, Result, Schema, Stream } from "effect"
+import { findSession } from "./SessionLookup.ts"
+
+/** What one raw line of `events.jsonl` is, judged the way scan and reconstruction judge it. */
+export type LineCheck =
+  /** Empty or whitespace only: skipped by the scan, never reported. */
+  | { readonly _tag: "Blank" }
+  /** A counted line that fully decodes. */
+  | { readonly _tag: "Event"; readonly envelope: VersionedThreadEvent; readonly lifecycle: LifecycleKind }
+  /** Skipped by the scan (not counted, no lifecycle effect): invalid UTF-8, not JSON, bad envelope, bad lifecycle record. */
+  | { readonly _tag: "Malformed"; readonly reason: string }
+  /** Counted by the scan (envelope and `type` are fine) but not decodable, so reconstruction drops it. */
+  | { readonly _tag: "Undecodable"; readonly type: string; readonly lifecycle: LifecycleKind; readonly reason: string }
+
+const lenient = new TextDecoder("utf-8")
+const strict = new TextDecoder("utf-8", { fatal: true })
+
+/** One line of a schema error, bounded: log lines can hold megabytes of tool output. */
+const oneLine = (text: string): string => {
+  const flat = text.replace(/\s+/gu, " ").trim()
+  return flat.length > 240 ? `${flat.slice(0, 237)}...` : flat
+}
+
+const malformedReason = (bytes: Uint8Array): string => {
+  const valid = Result.try(() => strict.decode(bytes))
+  if (Result.isFailure(valid)) return "not valid UTF-8"
+  const decoded = decodeLineText(valid.success.trim())
+  if (Result.isFailure(decoded)) return oneLine(decoded.failure.message)
+  return decoded.success.event.type === "turn.completed"
+    ? "turn.completed whose usage is not a JSON object"
+    : "rejected by the scan classifier"
+}
+
+/** {@link checkLine} for a line already classified (the scan's classification of these bytes). */
+const checkClassified = (bytes: Uint8Array, cls: LineClass): LineCheck => {
+  if (cls._tag === "Skip") {
+    if (lenient.decode(bytes).trim().length === 0) return { _tag: "Blank" }
+    return { _tag: "Malformed", reason: malformedReason(bytes) }
+  }
+  if (cls.envelope !== undefined) return { _tag: "Event", envelope: cls.envelope, lifecycle: cls.lifecycle }
+  const decoded = decodeLineText(lenient.decode(bytes).trim())
+  return Result.isSuccess(decoded)
+    ? { _tag: "Event", envelope: decoded.success, lifecycle: cls.lifecycle }
+    : { _tag: "Undecodable", type: cls.type, lifecycle: cls.lifecycle, reason: oneLine(decoded.failure.message) }
+}
+
+/**
+ * Classifies one line (bytes with or without the trailing `\n`). The `Malformed`/`Event` split
+ * is exactly `classifyLine`'s Skip/Counted; reasons are computed only for bad lines.
+ */
+export const checkLine = (bytes: Uint8Array): LineCheck => checkClassified(bytes, classifyLine(bytes))
+
+/** A metadata file as found on disk. */
+export type Stored<A> =
+  | { readonly _tag: "Present"; readonly value: A }
+  | { readonly _tag: "Missing" }
+  | { readonly _tag: "Invalid"; readonly reason: string }
+
+const readStored = <A>(
+  path: string,
+  decode: (text: string) => Result.Result<A, Schema.SchemaError>
+): Effect.Effect<Stored<A>, never, SessionFs> =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const read = yield* Effect.result(fs.readFileNoFollow(path))
+    if (Result.isFailure(read)) return { _tag: "Invalid", reason: `cannot be read: ${read.failure.detail}` } as const
+    if (Option.isNone(read.success)) return { _tag: "Missing" } as const
+    const decoded = decode(lenient.decode(read.success.value))
+    return Result.isSuccess(decoded)
+      ? { _tag: "Present", value: decoded.success } as const
+      : { _tag: "Invalid", reason: oneLine(decoded.failure.message) } as const
+  })
+
+const presentOrUndefined = <A>(stored: Stored<A>): A | undefined => stored._tag === "Present" ? stored.value : undefined
+
+/** The first lines of each kind a report lists; the counts are always complete. */
+export const MAX_REPORTED_LINES = 100
+
+/** A line the scan skips or reconstruction drops, with its byte span in `events.jsonl`. */
+export interface LineProblem {
+  readonly offset: number
+  readonly length: number
+  readonly reason: string
+}
+
+/** What a read-only rescan of `events.jsonl` found. */
+export interface SessionScan {
+  /** Bytes scanned: the file size when the scan started. */
+  readonly fileLen: number
+  /** The turn number the scan's first turn gets, as `open` would number it. */
+  readonly turnBase: number
+  readonly state: LogState
+  /** Closed entries plus the open one, as `open` would persist them. */
+  readonly entries: ReadonlyArray<TurnEntry>
+  readonly lines: number
+  readonly blankLines: number
+  readonly firstTimestamp: string | undefined
+  /** The unterminated last line, if the file does not end with `\n`. */
+  readonly tornTail: LineProblem | undefined
+  readonly malformed: ReadonlyArray<LineProblem>
+  readonly malformedCount: number
+  readonly undecodable: ReadonlyArray<LineProblem>
+  readonly undecodableCount: number
+}
+
+/** Options of the read-only scans. */
+export interface InspectOptions {
+  /** Rescan even when the stored metadata looks trustworthy (`verify` always does). */
+  readonly forceScan?: boolean | undefined
+  /** Called now and then with bytes scanned and the total, for progress on a terminal. */
+  readonly onProgress?: ((bytes: number, total: number) => void) | undefined
+}
+
+const PROGRESS_STEP = 8 * 1024 * 1024
+
+/** The problem-reporting part of the inspector's fold; the lifecycle part is domain's `LogScan`. */
+interface Problems {
+  blankLines: number
+  malformedCount: number
+  undecodableCount: number
+  tornTail: LineProblem | undefined
+  readonly malformed: Array<LineProblem>
+  readonly undecodable: Array<LineProblem>
+}
+
+const noteProblems = (p: Problems, offset: number, bytes: Uint8Array, check: LineCheck): void => {
+  const length = bytes.length
+  if (bytes[length - 1] !== 10) {
+    p.tornTail = {
+      offset,
+      length,
+      reason: check._tag === "Malformed"
+        ? `an incomplete record, skipped by the scan (${check.reason})`
+        : check._tag === "Blank"
+        ? "whitespace only"
+        : "a record without its newline, counted by the scan"
+    }
+    // Reported once, as the torn tail; after the next open's repair it is an ordinary malformed line.
+    if (check._tag === "Malformed") return
+  }
+  if (check._tag === "Blank") {
+    p.blankLines++
+  } else if (check._tag === "Malformed") {
+    p.malformedCount++
+    if (p.malformed.length < MAX_REPORTED_LINES) p.malformed.push({ offset, length, reason: check.reason })
+  } else if (check._tag === "Undecodable") {
+    p.undecodableCount++
+    if (p.undecodable.length < MAX_REPORTED_LINES) {
+      p.undecodable.push({ offset, length, reason: `${check.type}: ${check.reason}` })
+    }
+  }
+}
+
+const scanEvents = (
+  path: string,
+  fileLen: number,
+  input: RescanInput,
+  now: string,
+  onProgress: ((bytes: number, total: number) => void) | undefined
+): Effect.Effect<SessionScan, StoreIoError, SessionFs> =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const from = provisionalTurnBase(input)
+    const problems: Problems = {
+      blankLines: 0,
+      malformedCount: 0,
+      undecodableCount: 0,
+      tornTail: undefined,
+      malformed: [],
+      undecodable: []
+    }
+    let scan: LogScan = emptyLogScan(from)
+    let lastReport = 0
+    if (fileLen > 0) {
+      yield* fs.stream(path, { start: 0, end: fileLen }).pipe(
+        splitLines(0),
+        Stream.runForEachArray((batch) =>
+          Effect.sync(() => {
+            for (const line of batch) {
+              const cls = classifyLine(line.bytes)
+              noteProblems(problems, line.offset, line.bytes, checkClassified(line.bytes, cls))
+              // The next open terminates an unterminated last line first, so its span gains that byte.
+              const end = line.offset + line.bytes.length + (line.bytes[line.bytes.length - 1] === 10 ? 0 : 1)
+              scan = scanLine(scan, cls, { start: line.offset, end }, now)
+              if (onProgress !== undefined && end - lastReport >= PROGRESS_STEP) {
+                lastReport = end
+                onProgress(end, fileLen)
+              }
+            }
+          })
+        )
+      )
+      if (onProgress !== undefined) onProgress(fileLen, fileLen)
+    }
+    const turnBase = rescanTurnBase(input, scan)
+    const rebased = rebaseLogScan(scan, from, turnBase)
+    return {
+      fileLen,
+      turnBase,
+      state: rebased.log,
+      entries: scanEntries(rebased),
+      lines: rebased.lines,
+      blankLines: problems.blankLines,
+      firstTimestamp: rebased.firstTimestamp,
+      tornTail: problems.tornTail,
+      malformed: problems.malformed,
+      malformedCount: problems.malformedCount,
+      undecodable: problems.undecodable,
+      undecodableCount: problems.undecodableCount
+    }
+  })
+
+/** Everything known about a session without writing to it. */
+export interface SessionInspection {
+  readonly paths: SessionPaths
+  /** The directory name (the session's identity in listings). */
+  readonly name: string
+  readonly eventsPresent: boolean
+  /** Size of `events.jsonl` when inspected (0 when missing). */
+  readonly fileLen: number
+  readonly manifest: Stored<Manifest>
+  readonly index: Stored<ReadonlyArray<TurnEntry>>
+  readonly marker: Stored<PendingCapRewrite>
+  /** Whether some process holds `session.lock`. */
+  readonly live: boolean
+  /**
+   * Whether the stored manifest and index describe the log exactly as it is (the conditions of
+   * `open`'s fast path); when false the effective view comes from a rescan.
+   */
+  readonly fresh: boolean
+  /** The manifest an `open` would arrive at (stored when fresh, rebuilt otherwise). */
+  readonly effectiveManifest: Manifest
+  /** The turn index an `open` would arrive at (retained entries; an open turn last). */
+  readonly effectiveEntries: ReadonlyArray<TurnEntry>
+  /** The rescan, when one ran (stale metadata or `forceScan`). */
+  readonly scan: SessionScan | undefined
+}
+
+/** What was read from disk before any scan. */
+interface Loaded {
+  readonly sessionId: string
+  readonly paths: SessionPaths
+  readonly name: string
+  readonly live: boolean
+  readonly eventsPresent: boolean
+  readonly fileLen: number
+  readonly mtime: string
+  readonly manifest: Stored<Manifest>
+  readonly index: Stored<ReadonlyArray<TurnEntry>>
+  readonly marker: Stored<PendingCapRewrite>
+  /** What a rescan by the next open would start from (its length includes the torn-tail repair). */
+  readonly rescan: RescanInput
+  /** The stored metadata, when it passes `open`'s fast-path checks. */
+  readonly freshView: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> } | undefined
+}
+
+/** RFC 3339 in UTC with a `+00:00` offset, as the store writes its timestamps. */
+const isoFromMillis = (ms: number): string => new Date(ms).toISOString().replace("Z", "+00:00")
+
+const load = (sessionsDir: string, sessionId: string) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const paths = yield* findSession(sessionsDir, sessionId)
+    const live = yield* isSessionLive(paths.dir)
+    const manifest = yield* readStored(paths.manifest, decodeManifestText)
+    const index = yield* readStored(paths.turns, decodeTurnIndexText)
+    const marker = yield* readStored(paths.marker, decodePendingCapRewriteText)
+    const eventsInfo = yield* fs.lstat(paths.events)
+    if (Option.isSome(eventsInfo) && eventsInfo.value.type !== "File") {
+      return yield* new StoreIoError({
+        operation: "Inspection.inspectSession",
+        path: paths.events,
+        code: eventsInfo.value.type === "SymbolicLink" ? "ELOOP" : "EINVAL",
+        detail: `events.jsonl is a ${eventsInfo.value.type}, not a regular file; the store never follows links`
+      })
+    }
+    const fileLen = Option.isSome(eventsInfo) ? eventsInfo.value.size : 0
+    const lastByte = fileLen > 0 ? yield* fs.readRange(paths.events, fileLen - 1, fileLen) : undefined
+    const openLen = repairedLength(fileLen, lastByte === undefined || lastByte[0] === 10)
+    const storedManifest = presentOrUndefined(manifest)
+    const storedEntries = presentOrUndefined(index)
+    const storedMarker = presentOrUndefined(marker)
+    const freshView = storedManifest !== undefined && storedEntries !== undefined &&
+        isStoredMetadataTrusted(storedManifest, storedEntries, storedMarker, openLen)
+      ? { manifest: storedManifest, entries: storedEntries }
+      : undefined
+    return {
+      sessionId,
+      paths,
+      name: sessionDirName(sessionId),
+      live,
+      eventsPresent: Option.isSome(eventsInfo),
+      fileLen,
+      mtime: Option.isSome(eventsInfo) ? isoFromMillis(Math.trunc(eventsInfo.value.mtimeMs)) : "",
+      manifest,
+      index,
+      marker,
+      rescan: {
+        manifest: storedManifest,
+        entries: storedEntries,
+        marker: matchingMarker(storedMarker, openLen),
+        fileLen: openLen
+      },
+      freshView
+    } satisfies Loaded
+  })
+
+const scanLoaded = (loaded: Loaded, onProgress: InspectOptions["onProgress"]) =>
+  Effect.flatMap(
+    Clock.currentTimeMillis,
+    (nowMs) => scanEvents(loaded.paths.events, loaded.fileLen, loaded.rescan, isoFromMillis(nowMs), onProgress)
+  )
+
+/** The view `open` would rebuild from a rescan (domain's `rebuiltManifest`; the events' mtime stands in for "now"). */
+const rebuiltView = (loaded: Loaded, scan: SessionScan) => {
+  const manifest = rebuiltManifest(loaded.rescan.manifest, { log: scan.state, firstTimestamp: scan.firstTimestamp }, {
+    sessionId: loaded.sessionId,
+    fileLen: loaded.rescan.fileLen,
+    turnBase: scan.turnBase,
+    now: loaded.mtime
+  })
+  return { manifest, entries: scan.entries }
+}
+
+/** The inspection of a loaded session, given the view it arrives at. */
+const assemble = (
+  loaded: Loaded,
+  view: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> },
+  scan: SessionScan | undefined
+): SessionInspection => ({
+  paths: loaded.paths,
+  name: loaded.name,
+  eventsPresent: loaded.eventsPresent,
+  fileLen: loaded.fileLen,
+  manifest: loaded.manifest,
+  index: loaded.index,
+  marker: loaded.marker,
+  live: loaded.live,
+  fresh: loaded.freshView !== undefined,
+  effectiveManifest: view.manifest,
+  effectiveEntries: view.entries,
+  scan
+})
+
+/**
+ * Inspects an existing session read-only: loads the metadata with no-follow reads, probes the
+ * lock, and rescans the log when the metadata cannot be trusted (or `forceScan`). The effective
+ * manifest and index are what `EventLog.open` would arrive at (timestamps aside), its torn-tail
+ * repair included.
+ *
+ * **Gotchas**: a live writer may append while this runs; the scan covers the bytes present when
+ * it started, and a record being written at that instant shows up as a torn tail.
+ */
+export const inspectSession = Effect.fn("Inspection.inspectSession")(
+  function*(sessionsDir: string, sessionId: string, options: InspectOptions = {}) {
+    const loaded = yield* load(sessionsDir, sessionId)
+    if (loaded.freshView !== undefined && options.forceScan !== true) {
+      return assemble(loaded, loaded.freshView, undefined)
+    }
+    const scan = yield* scanLoaded(loaded, options.onProgress)
+    return assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan)
+  }
+)
+
+/**
+ * Inspects with a forced rescan and returns both; what `verifySession` compares.
+ *
+ * **Gotchas**: reads the whole log; use {@link inspectSession} when the stored view suffices.
+ */
+export const inspectWithScan = Effect.fn("Inspection.inspectWithScan")(
+  function*(sessionsDir: string, sessionId: string, options: Omit<InspectOptions, "forceScan"> = {}) {
+    const loaded = yield* load(sessionsDir, sessionId)
+    const scan = yield* scanLoaded(loaded, options.onProgress)
+    return { inspection: assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan), scan }
+  }
+)

@@ -1,0 +1,165 @@
+/**
+ * Verification of a session, read-only: a forced rescan compared with the metadata as stored —
+ * counters, `persisted_file_len`, index validity and consistency, the index entries themselves —
+ * plus every damaged line with its byte offset. The rescan is the inspector's, so `verify`
+ * judges a directory exactly as the next `EventLog.open` would.
+ */
+import type { TurnEntry } from "@logbook/domain"
+import { isIndexConsistent, isIndexValid } from "@logbook/domain"
+import { Effect } from "effect"
+import type { InspectOptions, SessionInspection, SessionScan } from "./Inspection.ts"
+import { inspectWithScan } from "./Inspection.ts"
+
+/** The kinds of problem `verifySession` reports. */
+export type FindingKind =
+  | "torn-tail"
+  | "malformed-lines"
+  | "undecodable-lines"
+  | "events-missing"
+  | "manifest-missing"
+  | "manifest-invalid"
+  | "manifest-mismatch"
+  | "index-missing"
+  | "index-invalid"
+  | "index-out-of-bounds"
+  | "index-inconsistent"
+  | "index-mismatch"
+  | "pending-cap-rewrite"
+
+/** One problem found by `verifySession`, described for a person. */
+export interface Finding {
+  readonly kind: FindingKind
+  readonly message: string
+}
+
+/** The result of `verifySession`: the inspection with its forced rescan, and every finding. */
+export interface VerifyReport {
+  readonly inspection: SessionInspection
+  readonly scan: SessionScan
+  readonly findings: ReadonlyArray<Finding>
+}
+
+const sameSpan = (a: TurnEntry, b: TurnEntry): boolean =>
+  a.turn_number === b.turn_number && a.start_offset === b.start_offset && a.end_offset === b.end_offset &&
+  a.event_count === b.event_count
+
+const describeEntry = (e: TurnEntry | undefined): string =>
+  e === undefined
+    ? "no entry"
+    : `turn ${e.turn_number} [${e.start_offset}, ${e.end_offset}) with ${e.event_count} events`
+
+/** The findings for an inspection and its rescan; pure. */
+export const compareWithScan = (inspection: SessionInspection, scan: SessionScan): ReadonlyArray<Finding> => {
+  const findings: Array<Finding> = []
+  const add = (kind: FindingKind, message: string) => findings.push({ kind, message })
+  if (scan.tornTail !== undefined) {
+    add(
+      "torn-tail",
+      `events.jsonl ends with an unterminated line at byte ${scan.tornTail.offset} (${scan.tornTail.length} bytes: ` +
+        `${scan.tornTail.reason}); the next open terminates it with a newline`
+    )
+  }
+  if (scan.malformedCount > 0) {
+    const first = scan.malformed.map((p) => `byte ${p.offset}: ${p.reason}`).slice(0, 3).join("; ")
+    add(
+      "malformed-lines",
+      `${scan.malformedCount} line(s) are skipped by the scan (not counted): ${first}` +
+        (scan.malformedCount > 3 ? "; ..." : "")
+    )
+  }
+  if (scan.undecodableCount > 0) {
+    const first = scan.undecodable.map((p) => `byte ${p.offset}: ${p.reason}`).slice(0, 3).join("; ")
+    add(
+      "undecodable-lines",
+      `${scan.undecodableCount} counted line(s) do not decode and are dropped by turn reconstruction: ${first}` +
+        (scan.undecodableCount > 3 ? "; ..." : "")
+    )
+  }
+  const m = inspection.manifest
+  if (
+    !inspection.eventsPresent && m._tag === "Present" &&
+    (m.value.event_count > 0 || (m.value.persisted_file_len ?? 0) > 0)
+  ) {
+    add("events-missing", `events.jsonl is missing but the manifest describes ${m.value.event_count} events`)
+  }
+  if (m._tag === "Missing") add("manifest-missing", "manifest.json is missing; the next open rebuilds it by rescanning")
+  if (m._tag === "Invalid") add("manifest-invalid", `manifest.json is invalid (${m.reason})`)
+  if (m._tag === "Present") {
+    const stored = m.value
+    const mismatch = (field: string, storedValue: unknown, scanned: unknown) => {
+      if (storedValue !== scanned) {
+        add(
+          "manifest-mismatch",
+          `manifest ${field} is ${JSON.stringify(storedValue) ?? "absent"} but the log gives ${JSON.stringify(scanned)}`
+        )
+      }
+    }
+    mismatch("persisted_file_len", stored.persisted_file_len, scan.fileLen)
+    mismatch("event_count", stored.event_count, scan.state.eventCount)
+    mismatch("turn_count", stored.turn_count, scan.state.turnCount)
+    mismatch("status", stored.status, scan.state.status)
+    mismatch("in_turn", stored.in_turn, scan.state.inTurn)
+    mismatch("retained_turn_base", stored.retained_turn_base ?? 1, scan.turnBase)
+  }
+  const idx = inspection.index
+  if (idx._tag === "Missing") {
+    add("index-missing", "index/turns.json is missing; the next open rebuilds it by rescanning")
+  }
+  if (idx._tag === "Invalid") add("index-invalid", `index/turns.json is invalid (${idx.reason})`)
+  if (idx._tag === "Present") {
+    const entries = idx.value
+    if (!isIndexValid(entries, scan.fileLen)) {
+      add(
+        "index-out-of-bounds",
+        `index/turns.json has entries that overlap, are empty or end past the log's ${scan.fileLen} bytes`
+      )
+    }
+    if (m._tag === "Present" && !isIndexConsistent(entries, m.value)) {
+      add(
+        "index-inconsistent",
+        `index/turns.json turn numbers (${entries[0]?.turn_number ?? "none"}..${
+          entries.at(-1)?.turn_number ?? "none"
+        }) do not match the manifest (retained_turn_base ${
+          m.value.retained_turn_base ?? 1
+        }, turn_count ${m.value.turn_count}, in_turn ${m.value.in_turn ?? "absent"})`
+      )
+    }
+    const count = Math.max(entries.length, scan.entries.length)
+    for (let i = 0; i < count; i++) {
+      const a = entries[i]
+      const b = scan.entries[i]
+      if (a === undefined || b === undefined || !sameSpan(a, b)) {
+        add(
+          "index-mismatch",
+          `index/turns.json entry ${i + 1} is ${describeEntry(a)} but the log gives ${describeEntry(b)} ` +
+            `(stored ${entries.length} entries, log ${scan.entries.length})`
+        )
+        break
+      }
+    }
+  }
+  const marker = inspection.marker
+  if (marker._tag !== "Missing") {
+    add(
+      "pending-cap-rewrite",
+      "index/pending-cap-rewrite.json is present: a cap eviction was interrupted; the next open finishes the recovery"
+    )
+  }
+  return findings
+}
+
+/**
+ * Verifies a session without writing anything: rescans the whole log (torn tail, malformed and
+ * undecodable lines with their offsets) and compares the result with `manifest.json` and
+ * `index/turns.json` as stored — counters, `persisted_file_len`, index validity and consistency,
+ * and the index entries themselves (ignoring `ts`). An empty `findings` means clean.
+ *
+ * **Gotchas**: on a live session (another process holds the lock) differences may be writes in
+ * flight; `inspection.live` says so.
+ */
+export const verifySession = Effect.fn("Verification.verifySession")(
+  function*(sessionsDir: string, sessionId: string, options: Omit<InspectOptions, "forceScan"> = {}) {
+    const { inspection, scan } = yield* inspectWithScan(sessionsDir, sessionId, options)
+    return { inspection, scan, findings: compareWithScan(inspection, scan) } satisfies VerifyReport
+  }
+)
