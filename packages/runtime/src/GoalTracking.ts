@@ -3,6 +3,11 @@
  * GoalTracker reducer behind a SynchronizedRef, every applied command persisted (snapshot
  * written, scratch effects run) before it returns, so a crash never loses an acknowledged
  * transition.
+ *
+ * The goal files are derived state: a goal snapshot that cannot be loaded (corrupt, or an I/O
+ * error such as a planted link) never blocks the session that owns it. The tracker then
+ * refuses every goal command with that typed error, naming the file, while the canonical log
+ * keeps recording.
  */
 import type { GoalClock, GoalCommand, GoalStep, GoalTrackerState, ProgressLedger, VerifierId } from "@logbook/domain"
 import {
@@ -23,20 +28,21 @@ import {
   saveProgress,
   SessionFs
 } from "@logbook/store"
-import { Clock, Effect, Option, SynchronizedRef } from "effect"
+import { Clock, Effect, Option, Result, SynchronizedRef } from "effect"
 
 /** The goal-facing part of a session. */
 export interface GoalTracking {
-  /** The current tracker state (goal, timer, runtime flags). */
-  readonly state: Effect.Effect<GoalTrackerState>
-  /** Active time so far, including the interval not yet accounted. */
-  readonly elapsedMs: Effect.Effect<number>
+  /** The current tracker state (goal, timer, runtime flags); fails while the goal snapshot is unreadable. */
+  readonly state: Effect.Effect<GoalTrackerState, StoreIoError | CorruptFile>
+  /** Active time so far, including the interval not yet accounted; fails while the goal snapshot is unreadable. */
+  readonly elapsedMs: Effect.Effect<number, StoreIoError | CorruptFile>
   /**
    * Applies one command; when it applied, the snapshot is durable before this returns.
    *
-   * **Gotchas**: a failed save leaves the in-memory state unchanged, so memory never runs ahead of disk.
+   * **Gotchas**: a failed save leaves the in-memory state unchanged, so memory never runs ahead of disk;
+   * while the goal snapshot is unreadable every command fails with that error (nothing is overwritten).
    */
-  readonly run: (command: GoalCommand) => Effect.Effect<GoalStep, StoreIoError>
+  readonly run: (command: GoalCommand) => Effect.Effect<GoalStep, StoreIoError | CorruptFile>
   /** Creates (or replaces) the goal with a freshly generated verifier id. */
   readonly createGoal: (input: {
     readonly goalId: string
@@ -44,7 +50,7 @@ export interface GoalTracking {
     readonly tokenBudget?: number | null
     readonly tokenBaseline?: number
     readonly baselineCommit?: string | null
-  }) => Effect.Effect<GoalStep, StoreIoError>
+  }) => Effect.Effect<GoalStep, StoreIoError | CorruptFile>
   /** The progress ledger, if one was saved. */
   readonly progress: Effect.Effect<Option.Option<ProgressLedger>, StoreIoError | CorruptFile>
   /** Applies `update` to the ledger (given now as RFC 3339) and saves it atomically. */
@@ -67,23 +73,30 @@ const freshVerifierId = (ids: IdSource): VerifierId => {
   }
 }
 
-/** Loads the tracker of the session at `paths` (restoring a saved goal per `from_snapshot`). */
-export const makeGoalTracking = (
-  paths: SessionPaths
-): Effect.Effect<GoalTracking, StoreIoError | CorruptFile, SessionFs> =>
+/**
+ * Loads the tracker of the session at `paths` (restoring a saved goal per `from_snapshot`).
+ * Never fails: a goal snapshot that cannot be loaded leaves a tracker whose every use fails
+ * with that error, so the session and its log stay usable.
+ */
+export const makeGoalTracking = (paths: SessionPaths): Effect.Effect<GoalTracking, never, SessionFs> =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const ids = yield* IdGenerator
     const withFs = <A, E>(effect: Effect.Effect<A, E, SessionFs>) => Effect.provideService(effect, SessionFs, fs)
-    const snapshot = yield* loadGoalSnapshot(paths)
+    const loaded = yield* Effect.result(loadGoalSnapshot(paths))
     const now = yield* goalClock
-    const initial = Option.match(snapshot, {
+    const initial = Result.isFailure(loaded) ? emptyGoalTracker : Option.match(loaded.success, {
       onNone: () => emptyGoalTracker,
       onSome: (s) => goalTrackerFromSnapshot(s, { now, generateVerifierId: () => freshVerifierId(ids) })
     })
+    // The snapshot's load error, reported by every use of the tracker (checked before any write).
+    const usable: Effect.Effect<void, StoreIoError | CorruptFile> = Result.isFailure(loaded)
+      ? Effect.fail(loaded.failure)
+      : Effect.void
     const ref = yield* SynchronizedRef.make(initial)
 
     const run = Effect.fn("GoalTracking.run")(function*(command: GoalCommand) {
+      yield* usable
       return yield* SynchronizedRef.modifyEffect(ref, (state) =>
         Effect.gen(function*() {
           const step = applyGoalCommand(state, command, yield* goalClock)
@@ -116,8 +129,11 @@ export const makeGoalTracking = (
     })
 
     return {
-      state: SynchronizedRef.get(ref),
-      elapsedMs: Effect.flatMap(goalClock, (now) => Effect.map(SynchronizedRef.get(ref), (s) => goalElapsedAt(s, now))),
+      state: Effect.andThen(usable, SynchronizedRef.get(ref)),
+      elapsedMs: Effect.andThen(
+        usable,
+        Effect.flatMap(goalClock, (now) => Effect.map(SynchronizedRef.get(ref), (s) => goalElapsedAt(s, now)))
+      ),
       run,
       createGoal,
       progress: withFs(loadProgress(paths)),

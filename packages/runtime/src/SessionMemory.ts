@@ -5,7 +5,7 @@
  */
 import type { RetentionPolicy } from "@logbook/domain"
 import { DEFAULT_RETENTION_POLICY } from "@logbook/domain"
-import type { CorruptFile, OpenError, SessionLog, SummaryHook } from "@logbook/store"
+import type { OpenError, SessionLog, SummaryHook } from "@logbook/store"
 import { defaultSessionsDir, EventLog, Retention, SessionFs, SessionRegistry } from "@logbook/store"
 import { Context, Effect, Layer } from "effect"
 import type { Duration } from "effect"
@@ -52,12 +52,15 @@ export class SessionMemory
    * Opens the session on acquire; on release flushes, completes, releases the lock and applies
    * retention (preserving this session). Needs one `SessionRegistry` and `SessionFs` per process.
    *
+   * Derived files never block the canonical log: an unreadable `derived/goal.json` does not fail
+   * the layer; `goals` then reports it as a typed error when used.
+   *
    * **Gotchas**: release errors cannot reach the host (the scope is closing); they are logged.
    * Call `flush` before leaving the scope when you need to know the last events are durable.
    */
   static readonly layer = (
     options: SessionMemoryOptions
-  ): Layer.Layer<SessionMemory, OpenError | CorruptFile, SessionRegistry | SessionFs | Retention> =>
+  ): Layer.Layer<SessionMemory, OpenError, SessionRegistry | SessionFs | Retention> =>
     Layer.effect(
       SessionMemory,
       Effect.gen(function*() {
@@ -95,7 +98,7 @@ export class SessionMemory
     )
 
   /** The same layer with the Node file system, a registry and retention provided (one session per process). */
-  static readonly layerNode = (options: SessionMemoryOptions): Layer.Layer<SessionMemory, OpenError | CorruptFile> =>
+  static readonly layerNode = (options: SessionMemoryOptions): Layer.Layer<SessionMemory, OpenError> =>
     SessionMemory.layer(options).pipe(Layer.provide(storeLayerNode))
 }
 

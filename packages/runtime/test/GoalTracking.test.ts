@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { GoalCommand, newProgressLedger, noteStall, progressToMarkdown } from "@logbook/domain"
+import type { CorruptFile, StoreIoError } from "@logbook/store"
 import { Effect, Exit, Option } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
@@ -93,17 +94,53 @@ describe("GoalTracking", () => {
       assert.include(progressToMarkdown(saved), "**Confidence:** 0.90")
     }).pipe(Effect.provide(storeLayerNodeForTests)))
 
-  it.effect("a corrupt goal snapshot fails loading with an error naming the file", () =>
+  it.effect("a corrupt goal snapshot does not fail loading; every use of the tracker fails naming the file", () =>
     Effect.gen(function*() {
       const workspace = tempWorkspace()
       const paths = sessionPaths(sessionsDir(workspace), "broken")
       fs.mkdirSync(paths.derivedDir, { recursive: true })
-      fs.writeFileSync(path.join(paths.derivedDir, "goal.json"), "{not json")
-      const exit = yield* Effect.exit(makeGoalTracking(paths))
-      assert.isTrue(Exit.isFailure(exit))
-      if (Exit.isFailure(exit)) {
-        const error = exit.cause.reasons[0]
-        assert.include(String(error !== undefined && "error" in error ? error.error : ""), "goal.json")
+      const goalFile = path.join(paths.derivedDir, "goal.json")
+      fs.writeFileSync(goalFile, "{not json")
+      const goals = yield* makeGoalTracking(paths)
+      const uses: ReadonlyArray<Effect.Effect<unknown, StoreIoError | CorruptFile>> = [
+        goals.state,
+        goals.elapsedMs,
+        goals.createGoal({ goalId: "g", objective: "ship it" })
+      ]
+      for (const use of uses) {
+        const exit = yield* Effect.exit(use)
+        assert.isTrue(Exit.isFailure(exit))
+        if (Exit.isFailure(exit)) {
+          const error = exit.cause.reasons[0]
+          const failure = error !== undefined && "error" in error ? error.error : undefined
+          assert.strictEqual(failure?._tag, "CorruptFile")
+          assert.include(String(failure), "goal.json")
+        }
       }
+      assert.strictEqual(fs.readFileSync(goalFile, "utf8"), "{not json", "the corrupt file is never overwritten")
+    }).pipe(Effect.provide(storeLayerNodeForTests)))
+
+  it.effect("a corrupt derived/goal.json neither blocks the session nor recording into its log", () =>
+    Effect.gen(function*() {
+      const workspace = tempWorkspace()
+      const paths = sessionPaths(sessionsDir(workspace), "goal-session")
+      fs.mkdirSync(paths.derivedDir, { recursive: true })
+      fs.writeFileSync(path.join(paths.derivedDir, "goal.json"), "{not json")
+      const manifest = yield* withSession(
+        workspace,
+        Effect.gen(function*() {
+          const m = yield* SessionMemory
+          yield* m.append({ type: "turn.started" })
+          yield* m.append({
+            type: "turn.completed",
+            usage: { input_tokens: 1, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 1 }
+          })
+          const goal = yield* Effect.exit(m.goals.state)
+          assert.isTrue(Exit.isFailure(goal), "the goal tracker reports the corrupt file")
+          return yield* m.manifest
+        })
+      )
+      assert.strictEqual(manifest.turn_count, 1)
+      assert.strictEqual(manifest.event_count, 2)
     }).pipe(Effect.provide(storeLayerNodeForTests)))
 })
