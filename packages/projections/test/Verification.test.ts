@@ -214,6 +214,51 @@ describe("Verify", () => {
       assert.isTrue(fs.readdirSync(outside).length === 0)
     }).pipe(Effect.provide(nodeLayer())))
 
+  it.effect("a session whose thread.completed was evicted by a cap rewrite verifies clean, and so does its rescan", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      yield* Effect.scoped(Effect.flatMap(
+        openLog(root, "capped", { maxEvents: 2, maxBytes: 0 }),
+        (log) => appendAll(log, [ev.turnStarted(), ev.threadCompleted(), ev.completed()])
+      ))
+      const report = yield* verifySession(root, "capped")
+      assert.deepStrictEqual(report.findings, [], "verify agrees with what the rewrite published")
+      assert.strictEqual(report.scan.state.status, "completed")
+      assert.strictEqual(report.scan.turnBase, 2)
+      fs.rmSync(pathsOf(root, "capped").manifest)
+      const inspection = yield* inspectSession(root, "capped")
+      assert.strictEqual(inspection.effectiveManifest.status, "completed", "a rescan keeps the status")
+    }).pipe(Effect.provide(nodeLayer())))
+
+  it.effect("after a rewrite whose marker and metadata were lost, verify numbers turns as open does", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const p = pathsOf(root, "lost")
+      const matrix = (revision: number): ThreadEvent => ({
+        type: "matrix.updated",
+        spec: { id: "m", tasks: [], resources: {} },
+        lifecycle: "running",
+        tasks: [],
+        generation: null,
+        revision
+      })
+      let before = { manifest: "", turns: "" }
+      yield* Effect.scoped(Effect.gen(function*() {
+        const log = yield* openLog(root, "lost", { maxEvents: 9, maxBytes: 0, evictionLowWater: 1 })
+        yield* appendAll(log, [matrix(1), ...turn("one"), matrix(2), ...turn("two")])
+        yield* log.flush
+        before = { manifest: fs.readFileSync(p.manifest, "utf8"), turns: fs.readFileSync(p.turns, "utf8") }
+        yield* appendAll(log, turn("three"))
+      }))
+      const published = JSON.parse(fs.readFileSync(p.manifest, "utf8")) as { retained_turn_base: number }
+      assert.isAbove(published.retained_turn_base, 1, "the fixture evicted a turn")
+      fs.writeFileSync(p.manifest, before.manifest)
+      fs.writeFileSync(p.turns, before.turns)
+      const report = yield* verifySession(root, "lost")
+      assert.strictEqual(report.scan.turnBase, published.retained_turn_base)
+      assert.strictEqual(report.inspection.effectiveEntries[0]?.turn_number, published.retained_turn_base)
+    }).pipe(Effect.provide(nodeLayer())))
+
   it.effect("disk usage counts the regular files of the session tree", () =>
     Effect.gen(function*() {
       const { root } = yield* testRoot

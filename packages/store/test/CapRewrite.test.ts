@@ -466,6 +466,34 @@ describe("CapRewrite", () => {
         }
         assert.deepStrictEqual((yield* log.reconstructTurn(base)).events, labelledTurn(base, 0))
       }).pipe(Effect.provide(storeLayer)))
+
+    it.effect("evicting the turn that holds thread.completed keeps the status through a rescan without metadata", () =>
+      Effect.gen(function*() {
+        const root = yield* tempRoot("cap-status")
+        const threadCompleted = ev({
+          type: "thread.completed",
+          thread_id: "th",
+          session_id: "s",
+          subtype: "success",
+          outcome_code: "ok",
+          usage,
+          num_turns: 1
+        })
+        const open = EventLog.open({ sessionsDir: root, sessionId: "done", maxEvents: 2, maxBytes: 0 })
+        const paths = yield* Effect.scoped(Effect.gen(function*() {
+          const log = yield* open
+          yield* appendAll(log, [turnStarted(1), threadCompleted, turnCompleted])
+          const manifest = yield* assertSessionConsistent(log, "after the rewrite")
+          assert.strictEqual(manifest.retained_turn_base, 2, "turn 1 was evicted")
+          assert.strictEqual(manifest.status, "completed")
+          return log.paths
+        }))
+        fs.rmSync(paths.manifest)
+        fs.rmSync(paths.turns)
+        const rescanned = yield* Effect.scoped(Effect.flatMap(open, (log) => log.manifest))
+        assert.strictEqual(rescanned.status, "completed", "the rescan derives the status the rewrite kept")
+        assert.strictEqual(rescanned.turn_count, 1)
+      }).pipe(Effect.provide(storeLayer)))
   })
 
   describe("summary hook failure", () => {
