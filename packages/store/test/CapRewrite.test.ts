@@ -492,7 +492,7 @@ describe("CapRewrite", () => {
         fs.rmSync(paths.turns)
         const rescanned = yield* Effect.scoped(Effect.flatMap(open, (log) => log.manifest))
         assert.strictEqual(rescanned.status, "completed", "the rescan derives the status the rewrite kept")
-        assert.strictEqual(rescanned.turn_count, 1)
+        assert.strictEqual(rescanned.event_count, 1, "the kept evidence is one counted record")
       }).pipe(Effect.provide(storeLayer)))
   })
 
