@@ -5,10 +5,14 @@
 const packages = ["domain", "store", "projections", "runtime"] as const
 
 /** One inline project per package, resolving workspace imports to their sources. */
-export const projects = packages.map((name) => ({
-  extends: true as const,
-  test: {
-    name,
-    include: [`packages/${name}/test/**/*.test.ts`]
-  }
-}))
+export const projects = [
+  ...packages.map((name) => ({
+    extends: true as const,
+    test: {
+      name,
+      include: [`packages/${name}/test/**/*.test.ts`]
+    }
+  })),
+  // Repository-wide checks (self-containment) under the root `test/` folder.
+  { extends: true as const, test: { name: "repo", include: ["test/repo/**/*.test.ts"] } }
+]
