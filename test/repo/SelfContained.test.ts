@@ -15,6 +15,7 @@ const textFile = /\.(?:ts|mts|cts|js|mjs|cjs|json|md|jsonl|txt|yml|yaml|sh)$/
 
 // Built from pieces so this file does not match its own patterns.
 const outsideFolder = new RegExp(["\\.\\.", "shared"].join("/"))
+const uncheckedCitation = new RegExp(["(?:spec|DESIGN)", "§"].join(" "), "i")
 
 const filesUnder = (path: string): Array<string> => {
   const stat = statSync(path, { throwIfNoEntry: false })
@@ -37,8 +38,35 @@ const linesMatching = (pattern: RegExp): Array<string> => {
   )
 }
 
+/** The anchors a Markdown file offers: explicit `<a id>` targets and GitHub-style heading slugs. */
+const anchorsOf = (markdown: string): Set<string> => {
+  const ids = [...markdown.matchAll(/<a id="([^"]+)"/g)].map((m) => m[1] ?? "")
+  const slugs = [...markdown.matchAll(/^#+ (.+)$/gm)].map((m) =>
+    (m[1] ?? "").toLowerCase().replace(/[^a-z0-9 _-]/g, "").replace(/ /g, "-")
+  )
+  return new Set([...ids, ...slugs])
+}
+
 describe("the repository", () => {
   it("never reads or links the reference folder that sits outside some clones", () => {
     assert.deepStrictEqual(linesMatching(outsideFolder), [])
+  })
+
+  it("links only to docs/ files and anchors that exist", () => {
+    const link = /\bdocs\/([A-Za-z0-9_-]+\.md)(?:#([A-Za-z0-9_-]+))?/g
+    // Fixture provenance quotes other repositories' paths (e.g. a `docs/…` file of the source).
+    const hits = linesMatching(link).filter((hit) => !hit.startsWith("test/fixtures/"))
+    const broken = hits.flatMap((hit) =>
+      [...hit.matchAll(link)].flatMap(([whole, file, anchor]) => {
+        const path = join(root, "docs", file ?? "")
+        if (statSync(path, { throwIfNoEntry: false }) === undefined) return [`${hit} → ${whole}: no such file`]
+        return anchor === undefined || anchorsOf(readFileSync(path, "utf8")).has(anchor) ? [] : [`${hit} → ${whole}`]
+      })
+    )
+    assert.deepStrictEqual(broken, [])
+  })
+
+  it("cites its own docs/ rather than documents it does not contain", () => {
+    assert.deepStrictEqual(linesMatching(uncheckedCitation), [])
   })
 })

@@ -1,6 +1,6 @@
 /**
  * Checks that decide whether persisted metadata can be trusted without reading the log, and
- * the turn base a rescan must start numbering from (spec §3.3.8). A wrong answer here either
+ * the turn base a rescan must start numbering from (docs/log.md#index-validity). A wrong answer here either
  * costs an O(file) rescan (too strict) or pairs an index with bytes it does not describe (too
  * lenient), so the rules follow the reference closely and every deviation is named.
  */
@@ -65,7 +65,7 @@ export const isIndexConsistent = (entries: ReadonlyArray<TurnEntry>, manifest: M
  *    those lines lie before the first retained turn, so the first entry with
  *    `start_offset ≥ P − fileLen + R` is exactly the first retained turn → its number; if none
  *    and `P − fileLen + R ≥ P` (nothing but checkpoints left) → `turn_count + 1`. With R = 0
- *    this is the reference rule (spec §7 item 13 notes it can be off when checkpoints were
+ *    this is the reference rule (docs/differences.md#turn-base notes it can be off when checkpoints were
  *    re-inserted);
  * 3. the manifest's `retained_turn_base`;
  * 4. legacy: an index valid for `fileLen` and non-empty → its first turn number;

@@ -4,7 +4,7 @@
  * `fixtures/fuzz.ts`) — go through `classifyLine`, `decodeLineText`, `decodeEnvelope`,
  * `decodeEvent` and, as one long log, through `applyLifecycleEvent`. Nothing may throw, every
  * failure must be a `SchemaError`, and no line that does not decode as a lifecycle event may
- * open, close or count a turn (spec §3.3.2–3.3.5).
+ * open, close or count a turn (docs/log.md#classification, docs/log.md#lifecycle).
  *
  * Scale with `LOGBOOK_FUZZ_LINES=1000000`, vary with `LOGBOOK_FUZZ_SEED=<n>`; a failure prints
  * the seed, the line index and kind so it replays exactly.
@@ -257,7 +257,7 @@ describe("classifyLine fuzz", () => {
   })
 
   it("the properties catch a classifier that trusts the envelope head of lifecycle lines", () => {
-    // The bug §3.3.3 guards against: counting a lifecycle line on `type` alone.
+    // The bug docs/log.md#classification guards against: counting a lifecycle line on `type` alone.
     const lenient = (line: Uint8Array | string): LineClass => {
       const text = typeof line === "string" ? line : strictText(line)
       const value = text === undefined ? undefined : parseOrUndefined(rustTrim(text))

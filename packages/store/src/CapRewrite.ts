@@ -1,5 +1,5 @@
 /**
- * Cap eviction I/O (spec §3.3.9–3.3.10, §7 items 13–15, 19, 23): when a budget is exceeded,
+ * Cap eviction I/O (docs/log.md#cap-eviction, docs/log.md#summary-hook, docs/differences.md): when a budget is exceeded,
  * atomically replaces `events.jsonl` with a suffix of itself (whole turns only, the open turn
  * never) after a summary hook succeeded, re-inserting the newest evicted matrix checkpoint
  * per matrix id. The file is streamed, never loaded whole; planning is domain's pure planner.
@@ -121,7 +121,7 @@ export const overBudget = (s: SessionState, budgets: CapBudgets): boolean =>
  * Plans and, when a plan exists, executes one cap rewrite.
  *
  * **Gotchas**: order is hook → marker → atomic replace → index → manifest → marker removal;
- * `open` recovers every crash window between those steps (spec §3.3.9). A failure that may
+ * `open` recovers every crash window between those steps (docs/log.md#cap-eviction). A failure that may
  * have left the new file in place while memory still describes the old one poisons the handle
  * (every later operation fails `EUNAVAILABLE`); reopening recovers through the marker.
  */

@@ -1,5 +1,5 @@
 /**
- * The canonical session event log (spec §3.3): buffered appends of versioned ThreadEvents
+ * The canonical session event log (docs/log.md): buffered appends of versioned ThreadEvents
  * to `events.jsonl`, the durability barrier at turn boundaries, turn reconstruction, and
  * snapshot streaming. Opening recovers from any crash by rescanning the log.
  */

@@ -1,5 +1,5 @@
 /**
- * The manifest store (spec §3.4): loads and writes `manifest.json`, `index/turns.json` and
+ * The manifest store (docs/format.md#manifest): loads and writes `manifest.json`, `index/turns.json` and
  * the pending cap-rewrite marker. Loads never follow links; an absent or unparseable file
  * is "none" (the caller rescans), while an I/O error such as a planted symlink fails.
  */

@@ -6,7 +6,7 @@
  * writer is mid-record. Nothing here creates, repairs or locks anything.
  *
  * The rescan folds every line through the same classifier and lifecycle reducer as the store's
- * own scan (spec §3.3.4–3.3.5), so its counters and turn index are exactly what the next open
+ * own scan (docs/log.md#rescan, docs/log.md#lifecycle), so its counters and turn index are exactly what the next open
  * would rebuild; on top it fully decodes every counted line to find records that turn
  * reconstruction would silently drop.
  */

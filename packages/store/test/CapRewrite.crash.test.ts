@@ -1,5 +1,5 @@
 /**
- * The SIGKILL crash loop over cap rewrites (DESIGN §9, spec §3.3.9 crash windows): a child
+ * The SIGKILL crash loop over cap rewrites (docs/testing.md, docs/log.md#cap-eviction crash windows): a child
  * writer appends turns with a small `maxEvents`, so rewrites run all the time, and is killed
  * at seeded random instants. After every kill the parent reopens the session and checks it
  * against what the child acknowledged and against an independent rescan oracle. A short
@@ -118,7 +118,7 @@ describe("CapRewrite crash loop", () => {
                   // Killed mid-turn: a prefix of the turn survived (a rewrite flushes the open turn's
                   // records). Each later writer that died before its own turn.started re-sent the events it
                   // appends before that turn; they joined this open turn until a turn.started closed it
-                  // implicitly (spec §3.3.5). Only those may follow the prefix.
+                  // implicitly (docs/log.md#lifecycle). Only those may follow the prefix.
                   const kept = turn.events.findIndex((e, i) => !isDeepStrictEqual(e, want[i]))
                   const prefix = kept === -1 ? turn.events.length : kept
                   const joinable = crashTurn(SEED, entry.turn_number + 1).outside

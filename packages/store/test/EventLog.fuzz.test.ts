@@ -5,7 +5,7 @@
  * domain classifier and lifecycle reducer run over the raw bytes (`fixtures/eventlogOracle.ts`);
  * reconstruction is checked against the scan's line rules (strict UTF-8, Rust `trim`, blank
  * lines ignored, every other line either decodes or counts as skipped), written here
- * independently of the store. The reference reads lines lossily there (spec §3.3.11); reading
+ * independently of the store. The reference reads lines lossily there (docs/log.md#reconstruct); reading
  * them as the scan does keeps an event the scan skipped (invalid UTF-8) out of the turn.
  *
  * Scale with `LOGBOOK_FUZZ_STORE_LINES` and `LOGBOOK_FUZZ_APPENDS`, vary with `LOGBOOK_FUZZ_SEED`.
@@ -409,7 +409,7 @@ describe("EventLog fuzz", () => {
       const got = yield* Effect.scoped(Effect.gen(function*() {
         const log = yield* openLog(root, "trim", UNCAPPED)
         const manifest = yield* log.manifest
-        // The scan counts the NEL-edged line and skips the BOM one (spec §3.3.4 step 1).
+        // The scan counts the NEL-edged line and skips the BOM one (docs/log.md#rescan).
         assert.strictEqual(manifest.event_count, 3)
         return yield* log.reconstructTurn(1)
       }))

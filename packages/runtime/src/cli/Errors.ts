@@ -139,7 +139,7 @@ export const describeError = (error: unknown): string | undefined => {
       return `${message}; ${before}, nothing after line ${line} was read — fix that line and pipe it and the rest again`
     }
     case "InvalidEvent":
-      return `${message}; expected a ThreadEvent (spec §2) as one JSON object per line`
+      return `${message}; expected a ThreadEvent (docs/format.md#thread-event) as one JSON object per line`
     case "SummaryHookFailed":
       return `${message}; the events were kept — check that the session's derived/ directory is writable`
     case "IntegrityProblems":

@@ -1,5 +1,5 @@
 /**
- * Initialisation of a session's shared state (spec §3.3.1): private directories, the
+ * Initialisation of a session's shared state (docs/log.md#open): private directories, the
  * append handle, the liveness lock, torn-tail repair, cap-marker handling, and either the
  * O(1) fast path over valid metadata or the authoritative rescan.
  */
@@ -37,7 +37,7 @@ const markerMatches = (marker: Option.Option<PendingCapRewrite>, fileLen: number
     : undefined
 
 /**
- * The manifest-level conditions of the fast path (spec §3.3.1 d); the index conditions (valid
+ * The manifest-level conditions of the fast path (docs/log.md#open); the index conditions (valid
  * for the file, consistent with the manifest) are checked when the index is first needed.
  */
 const manifestAllowsFastPath = (
@@ -60,7 +60,7 @@ const leadingCheckpointBytes = (path: string, fileLen: number): Effect.Effect<nu
   )
 
 /**
- * The authoritative rebuild of a state from the log (spec §3.3.1 e): infer the retained turn
+ * The authoritative rebuild of a state from the log (docs/log.md#rescan): infer the retained turn
  * base, scan, keep the identity and timestamps of a manifest that parsed, publish metadata.
  */
 const rescanInto = (
@@ -72,8 +72,8 @@ const rescanInto = (
   options: { readonly now: string; readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined }
 ): Effect.Effect<void, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
-    // A rewrite whose marker was lost (spec §3.3.8 rule 2) put its matrix checkpoints first;
-    // their length makes the inferred cut exact (spec §7 item 13). Measured only in that case.
+    // A rewrite whose marker was lost (docs/log.md#turn-base rule 2) put its matrix checkpoints first;
+    // their length makes the inferred cut exact (docs/differences.md#turn-base). Measured only in that case.
     const rewrittenWithoutMarker = matching === undefined && old?.persisted_file_len !== undefined &&
       old.persisted_file_len > fileLen
     const checkpointRun = rewrittenWithoutMarker ? yield* leadingCheckpointBytes(state.paths.events, fileLen) : 0
@@ -212,7 +212,7 @@ export const openSessionState = (
       broken: undefined,
       pendingIndex: undefined
     }
-    // Last release: publish metadata so the next open takes the fast path (spec §7 item 20),
+    // Last release: publish metadata so the next open takes the fast path (docs/differences.md),
     // then close the current file (a cap rewrite may have swapped it). Only an initialised state
     // may publish: if this open fails midway, the state still holds empty counters, and writing
     // them with `persisted_file_len = file_len` would pass the next open's fast-path checks.
@@ -229,7 +229,7 @@ export const openSessionState = (
     if (fileLen > 0) {
       const last = yield* fs.readRange(paths.events, fileLen - 1, fileLen)
       if (last[0] !== 10) {
-        // Torn tail: terminate the fragment so the next record never glues onto it (spec §7 item 1).
+        // Torn tail: terminate the fragment so the next record never glues onto it (docs/differences.md#torn-tail).
         yield* file.write(NEWLINE)
         yield* file.datasync
         fileLen += 1

@@ -1,5 +1,5 @@
 /**
- * The authoritative rebuild (spec §3.3.4): streams `events.jsonl` once, classifies every
+ * The authoritative rebuild (docs/log.md#rescan): streams `events.jsonl` once, classifies every
  * line cheaply and folds the accepted ones through the same lifecycle reducer the append
  * path uses. Memory stays bounded by one chunk plus the longest line.
  */

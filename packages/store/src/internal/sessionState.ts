@@ -1,6 +1,6 @@
 /**
- * The shared in-memory state of one open session (spec §3.2) and the durability barrier
- * that publishes it (spec §3.3.7). Exactly one `SessionState` exists per session directory
+ * The shared in-memory state of one open session (docs/log.md#shared-state) and the durability barrier
+ * that publishes it (docs/log.md#barrier). Exactly one `SessionState` exists per session directory
  * per process; every handle points at it and every operation runs under its semaphore.
  */
 import type { LogState, Manifest, TurnEntry } from "@logbook/domain"
