@@ -42,6 +42,6 @@ describe("EventLog crash loop", () => {
         assert.isAtLeast(stat("cap: kill-after-rewrite"), 1)
         assert.isAtLeast(stat("cap: evicted"), 1)
       }),
-    { timeout: 240_000 }
+    { timeout: 600_000 }
   )
 })
