@@ -133,7 +133,11 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
         "expected a ThreadEvent (see docs/format.md in the Logbook repository) as one JSON object per line"
       ),
     SummaryHookFailed: (e) =>
-      rendered(ExitCode.failure, e.message, "the events were kept — check that the session's derived/ directory is writable"),
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "the events were kept — check that the session's derived/ directory is writable"
+      ),
     IntegrityProblems: (e) =>
       rendered(
         ExitCode.integrity,
