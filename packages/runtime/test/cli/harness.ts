@@ -1,7 +1,9 @@
 /**
  * End-to-end harness of the `logbook` CLI tests: runs the built binary (`dist/bin.js`, produced
  * by `tsc -b`, which `npm test` runs first) as a child process in a temporary workspace and
- * collects its exit code and output. Also hand-written session fixtures.
+ * collects its exit code and output — or, through {@link runHere}, the same command in-process
+ * (most tests: no Node start-up per invocation, so they hold on a busy machine). Also
+ * hand-written session fixtures.
  */
 import { Effect } from "effect"
 import type { Scope } from "effect"
@@ -11,6 +13,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { logbook } from "./inProcess.ts"
 
 /** The built CLI entry point. */
 export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
@@ -79,6 +82,19 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions): Effect.Ef
     child.stdin.end(options.input ?? "")
     return Effect.sync(() => child.kill("SIGKILL"))
   })
+
+/**
+ * Runs `logbook <args>` in-process as if started in `options.cwd` (which becomes `--workspace`
+ * unless the arguments name one), with the same output and exit code as {@link run}.
+ */
+export const runHere = (args: ReadonlyArray<string>, options: RunOptions): Effect.Effect<RunResult> =>
+  Effect.map(
+    logbook(args.includes("--workspace") ? args : ["--workspace", options.cwd, ...args], {
+      ...(options.input === undefined ? {} : { input: options.input }),
+      ...(options.env === undefined ? {} : { env: options.env })
+    }),
+    (r) => ({ code: r.exitCode, signal: null, stdout: r.stdout, stderr: r.stderr })
+  )
 
 /** A long-running child (`events --follow`): its output so far, and a way to stop it. */
 export interface Background {
