@@ -1,15 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { GoalCommand, newProgressLedger, noteStall, progressToMarkdown } from "@logbook/domain"
+import { tempDir } from "@logbook/testkit"
 import { Effect, Exit, Option } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { makeGoalTracking } from "../src/GoalTracking.ts"
 import { SessionMemory } from "../src/SessionMemory.ts"
 import { IdGenerator, sequentialIds, sessionPaths, storeLayerNodeForTests } from "./support.ts"
 
-const tempWorkspace = () => fs.mkdtempSync(path.join(os.tmpdir(), "logbook-goals-"))
+/** A temporary workspace, removed when the test's scope closes. */
+const tempWorkspace = () => tempDir("goals")
 const sessionsDir = (workspace: string) => path.join(workspace, ".logbook", "sessions")
 
 const withSession = <A, E>(workspace: string, body: Effect.Effect<A, E, SessionMemory>) =>
@@ -18,7 +19,7 @@ const withSession = <A, E>(workspace: string, body: Effect.Effect<A, E, SessionM
 describe("GoalTracking", () => {
   it.effect("a created goal is durable when createGoal returns and restores paused and idle", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const step = yield* withSession(
         workspace,
         SessionMemory.use((m) => m.goals.createGoal({ goalId: "g1", objective: "ship it" }))
@@ -39,7 +40,7 @@ describe("GoalTracking", () => {
 
   it.effect("replacing a goal recreates its private scratch directory and clearing removes the snapshot", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const scratch = path.join(sessionsDir(workspace), "goal-session", "goal")
       yield* withSession(
         workspace,
@@ -60,7 +61,7 @@ describe("GoalTracking", () => {
 
   it.effect("elapsed time follows the test clock and accounting twice never double-counts", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       yield* withSession(
         workspace,
         Effect.gen(function*() {
@@ -79,7 +80,7 @@ describe("GoalTracking", () => {
 
   it.effect("the progress ledger round-trips through derived/progress.json", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const saved = yield* withSession(
         workspace,
         Effect.gen(function*() {
@@ -95,7 +96,7 @@ describe("GoalTracking", () => {
 
   it.effect("a corrupt goal snapshot fails loading with an error naming the file", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const paths = sessionPaths(sessionsDir(workspace), "broken")
       fs.mkdirSync(paths.derivedDir, { recursive: true })
       fs.writeFileSync(path.join(paths.derivedDir, "goal.json"), "{not json")
