@@ -1,7 +1,7 @@
 /**
  * Fuzz suite of the scan classifier, the decoders and the lifecycle reducer (issue 7): at
  * least 100 000 seeded lines per default run — canonical lines and their mutations (see
- * `fixtures/fuzz.ts`) — go through `classifyLine`, `decodeLineText`, `decodeEnvelope`,
+ * `@logbook/testkit` FuzzLines) — go through `classifyLine`, `decodeLineText`, `decodeEnvelope`,
  * `decodeEvent` and, as one long log, through `applyLifecycleEvent`. Nothing may throw, every
  * failure must be a `SchemaError`, and no line that does not decode as a lifecycle event may
  * open, close or count a turn (docs/log.md#classification, docs/log.md#lifecycle).
@@ -10,15 +10,7 @@
  * the seed, the line index and kind so it replays exactly.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Result, Schema } from "effect"
-import type { LineClass } from "../src/Classify.ts"
-import { classifyLine } from "../src/Classify.ts"
-import type { LogState } from "../src/Lifecycle.ts"
-import { applyLifecycleEvent, initialLogState } from "../src/Lifecycle.ts"
-import { lifecycleKindOf } from "../src/LifecycleKind.ts"
-import type { TurnEntry } from "../src/SessionFiles.ts"
-import { decodeEnvelope, decodeEvent, decodeLineText } from "../src/ThreadEvent.ts"
-import type { FuzzKind, FuzzLine } from "./fixtures/fuzz.ts"
+import type { FuzzKind, FuzzLine } from "@logbook/testkit"
 import {
   envInt,
   FUZZ_KINDS,
@@ -28,7 +20,15 @@ import {
   parseOrUndefined,
   rustTrim,
   strictText
-} from "./fixtures/fuzz.ts"
+} from "@logbook/testkit"
+import { Result, Schema } from "effect"
+import type { LineClass } from "../src/Classify.ts"
+import { classifyLine } from "../src/Classify.ts"
+import type { LogState } from "../src/Lifecycle.ts"
+import { applyLifecycleEvent, initialLogState } from "../src/Lifecycle.ts"
+import { lifecycleKindOf } from "../src/LifecycleKind.ts"
+import type { TurnEntry } from "../src/SessionFiles.ts"
+import { decodeEnvelope, decodeEvent, decodeLineText } from "../src/ThreadEvent.ts"
 
 const SEED = envInt("LOGBOOK_FUZZ_SEED", 0x10_6b00)
 const LINES = envInt("LOGBOOK_FUZZ_LINES", 100_000)

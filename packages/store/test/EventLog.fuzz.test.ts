@@ -1,6 +1,6 @@
 /**
  * Fuzz suite of the event log (issue 7): a session whose `events.jsonl` mixes real turns with
- * 20 000 fuzzed lines (`domain/test/fixtures/fuzz.ts`) is opened by rescan, every retained turn
+ * 20 000 fuzzed lines (`@logbook/testkit` FuzzLines) is opened by rescan, every retained turn
  * is reconstructed, and `appendUnknown` is fed fuzzed values. The expected state comes from the
  * domain classifier and lifecycle reducer run over the raw bytes (`fixtures/eventlogOracle.ts`);
  * reconstruction is checked against the scan's line rules (strict UTF-8, Rust `trim`, blank
@@ -21,9 +21,7 @@ import {
   isIndexConsistent,
   isIndexValid
 } from "@logbook/domain"
-import { Cause, Effect, Exit, Result } from "effect"
-import * as fs from "node:fs"
-import type { FuzzLine, Prng } from "../../domain/test/fixtures/fuzz.ts"
+import type { FuzzLine, Prng } from "@logbook/testkit"
 import {
   envInt,
   lossyText,
@@ -34,7 +32,9 @@ import {
   rustTrim,
   strictText,
   utf8Bytes
-} from "../../domain/test/fixtures/fuzz.ts"
+} from "@logbook/testkit"
+import { Cause, Effect, Exit, Result } from "effect"
+import * as fs from "node:fs"
 import type { SessionLog } from "../src/EventLog.ts"
 import { InvalidEvent } from "../src/EventLogError.ts"
 import type { SessionPaths } from "../src/SessionPaths.ts"
