@@ -1,5 +1,5 @@
 /**
- * P1 — buffered append (DESIGN §8, goal ≥ 0.5). Measured: inside one open turn (opened and
+ * P1 — buffered append (README.md#performance, goal ≥ 0.5). Measured: inside one open turn (opened and
  * made durable before the timer starts, so no turn-boundary barrier runs), `append` of N
  * typed in-turn events — canonical encode, lifecycle reduce, copy into the 64 KiB buffer,
  * byte writes whenever it fills — followed by one `flush` (write, fdatasync, turn index,

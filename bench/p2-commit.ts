@@ -1,5 +1,5 @@
 /**
- * P2 — turn commit (DESIGN §8, goal ≥ 0.8). Measured: T complete turns of 20 appends each on
+ * P2 — turn commit (README.md#performance, goal ≥ 0.8). Measured: T complete turns of 20 appends each on
  * a fresh session; every `turn.completed` runs the durability barrier (bytes, fdatasync,
  * atomic `index/turns.json`, atomic `manifest.json`). Baseline: the same protocol and files
  * with raw sync syscalls (`baselines/commit.ts`). Ratio = Logbook turns/s ÷ baseline turns/s.

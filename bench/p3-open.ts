@@ -1,5 +1,5 @@
 /**
- * P3 — open with valid metadata (DESIGN §8, goal: time ratio ≤ 1.5, i.e. O(1) in the log
+ * P3 — open with valid metadata (README.md#performance, goal: time ratio ≤ 1.5, i.e. O(1) in the log
  * size). Both logs get their manifest and turn index from one earlier open (a rescan, or
  * P5's child); then opens of the large log (1 GB; 100 MB with `--quick`) and of a 1 MB log
  * alternate. Each open must take the fast path: the manifest's inode must not change

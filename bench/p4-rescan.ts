@@ -1,5 +1,5 @@
 /**
- * P4 — rescan (DESIGN §8, goal ≥ 0.8). Measured: `EventLog.open` of a 100 MB log (20 MB with
+ * P4 — rescan (README.md#performance, goal ≥ 0.8). Measured: `EventLog.open` of a 100 MB log (20 MB with
  * `--quick`) whose `manifest.json` was deleted, which forces the authoritative rescan —
  * stream, split, classify every line, fold the lifecycle reducer — and then publishes fresh
  * metadata. Baseline: chunked read + split + `JSON.parse` of every line

@@ -1,5 +1,5 @@
 /**
- * P5 — peak memory (DESIGN §8, goal < 150 MB). A child process (`p5-child.ts`) rescans the
+ * P5 — peak memory (README.md#performance, goal < 150 MB). A child process (`p5-child.ts`) rescans the
  * large log (1 GB; 100 MB with `--quick`) after its manifest was deleted, then reconstructs
  * three turns; its peak RSS is the value. For context the report also gives the peak RSS of
  * the same child started with `--floor` (it loads the same modules and exits): the part of

@@ -20,7 +20,7 @@ export interface Profile {
   readonly p3Opens: number
 }
 
-/** Full sizes (DESIGN §8) and the reduced `--quick` sizes. */
+/** Full sizes (README.md#performance) and the reduced `--quick` sizes. */
 export const profileOf = (quick: boolean): Profile =>
   quick
     ? {

@@ -82,7 +82,7 @@ export const rate = (count: number, millis: number, unit: string): string => {
 /** Bytes per second in MB/s (10^6). */
 export const mbps = (bytes: number, millis: number): string => `${(bytes / 1e6 / (millis / 1000)).toFixed(1)} MB/s`
 
-/** A byte size for labels (MB = 10^6 bytes, as the goals in DESIGN §8 are stated). */
+/** A byte size for labels (MB = 10^6 bytes, as the goals in README.md#performance are stated). */
 export const size = (bytes: number): string =>
   bytes >= 1e9 ? `${(bytes / 1e9).toFixed(2)} GB` : bytes >= 1e6 ? `${(bytes / 1e6).toFixed(1)} MB` : `${bytes} B`
 

@@ -1,5 +1,5 @@
 /**
- * `npm run test:crash`: the long crash suite (DESIGN §9). Child processes — event-log writers
+ * `npm run test:crash`: the long crash suite (docs/testing.md). Child processes — event-log writers
  * with and without constant cap rewrites, and retention runs removing large sessions — are
  * SIGKILLed at seeded random instants; after every kill the session (or sessions root) is
  * reopened and checked (packages/store/test/fixtures/crashSuite*.ts). Prints one line per

@@ -1,5 +1,5 @@
 /**
- * The cap-eviction planner (spec §3.3.9 "Plan", §7 items 19 and 23): decides, without I/O,
+ * The cap-eviction planner (docs/log.md#cap-eviction "Plan", docs/differences.md): decides, without I/O,
  * which whole turns to cut from the front of `events.jsonl` when a session exceeds its event
  * or byte budget. The store executes the plan (summary hook, checkpoints, marker, rewrite).
  *
@@ -12,7 +12,7 @@
 import { Option } from "effect"
 import type { TurnEntry } from "./SessionFiles.ts"
 
-/** The default event budget (spec §4 `DEFAULT_MAX_EVENTS`); 0 disables it. */
+/** The default event budget (docs/log.md#constants `DEFAULT_MAX_EVENTS`); 0 disables it. */
 export const DEFAULT_MAX_EVENTS = 10_000
 
 /** The default byte budget of `events.jsonl` (64 MiB); 0 disables it. */

@@ -1,9 +1,9 @@
 /**
- * Scan-time classification of one raw line of `events.jsonl` (spec §3.3.2, §3.3.4 steps
- * 1–3). It decides whether a line counts as an event and what it means for the turn
+ * Scan-time classification of one raw line of `events.jsonl` (docs/log.md#classification, and the first
+ * steps of docs/log.md#rescan). It decides whether a line counts as an event and what it means for the turn
  * lifecycle, and it is deliberately cheap: only the envelope and `event.type` are looked at,
  * except for the five lifecycle types, which must also decode completely so a malformed
- * lifecycle record can never open, close or fake a turn (§3.3.3).
+ * lifecycle record can never open, close or fake a turn (docs/log.md#classification).
  */
 import { Result } from "effect"
 import { decodeUtf8, isJsonObject, parseJsonOrUndefined, trimWhitespace } from "./internal/jsonText.ts"

@@ -1,5 +1,5 @@
 /**
- * The default cap-eviction summary (spec §1.7, §3.3.10): a deterministic, model-free fold
+ * The default cap-eviction summary (docs/format.md#eviction-summary, docs/log.md#summary-hook): a deterministic, model-free fold
  * over the evicted events that counts event types and extracts grounded facts, so what
  * the cap removed can still be explained without keeping a second copy of history.
  */
@@ -44,7 +44,7 @@ export const normalizeFact = (raw: string): string => {
   return collapsed.slice(0, cut) + "…"
 }
 
-/** The fact candidates one event contributes, in order (spec §3.3.10). */
+/** The fact candidates one event contributes, in order (docs/log.md#summary-hook). */
 export const factCandidates = (event: ThreadEvent): ReadonlyArray<string> => {
   switch (event.type) {
     case "item.completed": {
@@ -93,7 +93,7 @@ export interface EvictionSummaryFile {
   readonly event_types: Readonly<Record<string, number>>
   readonly grounded_facts: ReadonlyArray<string>
   readonly created_at: string
-  /** Additive (spec §7 item 15): scan-countable lines removed from `event_count`, out-of-turn records included. */
+  /** Additive (docs/differences.md): scan-countable lines removed from `event_count`, out-of-turn records included. */
   readonly evicted_line_count: number
   /** Additive: the evicted turn range. */
   readonly first_turn: number

@@ -1,5 +1,5 @@
 /**
- * The GoalTracker state machine (spec §3.8.2, §3.8.3) as a pure reducer: one goal
+ * The GoalTracker state machine (docs/goals.md#goal-tracker) as a pure reducer: one goal
  * orchestration per session, driven by commands, with time passed in as a value. The
  * persisted `GoalOrchestration` snapshot codec lives here too, because its decoding rules
  * (total status, tolerant phase, restore never self-driving) are part of the machine.
@@ -95,7 +95,7 @@ export const isGoalPaused = (status: GoalStatus): boolean =>
 
 /**
  * A goal's verifier id: 12 lowercase hex characters (the first 12 of a UUID v4 in simple
- * form), generated at creation and stable for the goal's whole life (spec §3.8.3).
+ * form), generated at creation and stable for the goal's whole life (docs/goals.md#goal-tracker).
  */
 export const VerifierId = Schema.String.check(Schema.isPattern(/^[0-9a-f]{12}$/)).pipe(Schema.brand("VerifierId"))
 
@@ -162,7 +162,7 @@ const orchestrationFields = {
 }
 
 /**
- * A persisted goal snapshot as read from disk (spec §3.8.2): the reference's fields with
+ * A persisted goal snapshot as read from disk (docs/goals.md#goal-tracker): the reference's fields with
  * their defaults and omissions, plus the additive `verifier_id`, which may be missing or
  * malformed here; `goalTrackerFromSnapshot` repairs it. Runtime-only counters are not fields.
  */
@@ -531,14 +531,14 @@ const claimStrategistFire = (
 
 const accountElapsed = (state: GoalTrackerState, now: GoalClock): GoalStep<undefined> => {
   if (Option.isNone(state.goal) || Option.isNone(state.activeSince)) return unchanged(state, undefined)
-  // Restarting the timer at `now` is the §7 item 11 fix: a second call adds only new time.
+  // Restarting the timer at `now` is the fix for VT Code's double counting (docs/differences.md#goals): a second call adds only new time.
   return changed(
     { ...withGoal(state, withAccounted(state.goal.value, state, now)), activeSince: Option.some(now.monotonicMs) },
     undefined
   )
 }
 
-/** Runs a command that returns whether the goal has stalled (§3.8.2 counters). */
+/** Runs a command that returns whether the goal has stalled (docs/goals.md#goal-tracker counters). */
 export function applyGoalCommand(
   state: GoalTrackerState,
   command: Command<"RecordClassifierStall">,
@@ -557,7 +557,7 @@ export function applyGoalCommand(
   now: GoalClock
 ): GoalStep<Option.Option<number>>
 /**
- * Applies one command to the tracker (spec §3.8.2). Pure: `now` is the only source of
+ * Applies one command to the tracker (docs/goals.md#goal-tracker). Pure: `now` is the only source of
  * time, the caller performs `effects` in order and may ignore their errors.
  * **Gotchas**: the running active interval is folded into `elapsed_ms` only by
  * `AccountElapsed`, `Pause`, `Complete` and `BudgetLimit`; account before encoding a
@@ -623,7 +623,7 @@ export function applyGoalCommand(state: GoalTrackerState, command: GoalCommand, 
 }
 
 /**
- * Restores a tracker from a decoded snapshot (spec §3.8.2 `from_snapshot`, §3.8.3): a goal
+ * Restores a tracker from a decoded snapshot (docs/goals.md#restore): a goal
  * caught in planning/executing comes back idle, and paused if it was active, without its
  * subagent; in-flight flags are cleared; the timer runs only if the result is active; a
  * missing or malformed verifier id is replaced by `generateVerifierId()`; history keeps the

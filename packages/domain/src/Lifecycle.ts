@@ -1,5 +1,5 @@
 /**
- * The turn-lifecycle state machine (spec §3.3.5): the single reducer that both the append path
+ * The turn-lifecycle state machine (docs/log.md#lifecycle): the single reducer that both the append path
  * and the scan path fold every accepted record through, so appending a sequence and rescanning
  * the file it produced always yield the same counters and turn index.
  *
@@ -93,20 +93,20 @@ const extend = (entry: TurnEntry, span: Span): TurnEntry => ({
 })
 
 /**
- * Applies one accepted record (spec §3.3.5). Every record counts in `eventCount`.
+ * Applies one accepted record (docs/log.md#lifecycle). Every record counts in `eventCount`.
  *
  * - `thread_started`: status `active`. `thread_completed`: status `completed`, a boundary.
  * - `turn_started`: status `active`; opens turn `turnCount + 1` with span and `ts`. If a turn
  *   is already open it is closed first as it stands (its `end_offset` kept, `turnCount` raised to
  *   its number, returned in `closed`) — the reference instead opened a second entry with the
- *   same number (spec §7 item 2).
+ *   same number (docs/differences.md).
  * - `turn_completed` / `turn_failed`: always a boundary; when a turn is open it is extended by
  *   this record, closed, returned in `closed`, and `turnCount` becomes its number (never lower).
  *   Outside a turn nothing else changes.
  * - `other`: extends the open turn, if any.
  *
  * `ts` is the time recorded for a newly opened entry: the caller passes the record's own
- * timestamp when it has one, else the current time (spec §1.5 [FIX]).
+ * timestamp when it has one, else the current time (docs/format.md#turn-index).
  */
 export const applyLifecycleEvent = (state: LogState, kind: LifecycleKind, span: Span, ts: string): Transition => {
   const eventCount = state.eventCount + 1

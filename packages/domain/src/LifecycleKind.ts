@@ -1,5 +1,5 @@
 /**
- * The lifecycle classification of one accepted event record (spec §3.3.5). Both the append
+ * The lifecycle classification of one accepted event record (docs/log.md#lifecycle). Both the append
  * path and the scan path reduce to this small set before the turn state machine runs, so
  * the two paths can never disagree about what opens or closes a turn.
  */

@@ -1,5 +1,5 @@
 /**
- * The matrix orchestration state machine (spec §3.9.3–§3.9.5) as pure functions over a
+ * The matrix orchestration state machine (docs/matrix.md#state) as pure functions over a
  * `MatrixSnapshot`. Each operation returns the next snapshot (revision + 1) or a
  * `MatrixError` and never touches its input, so the host can persist the new snapshot as a
  * `matrix.updated` event before acting on it and simply drop it if persisting fails.
@@ -65,7 +65,7 @@ export interface Reservation extends Transition {
   readonly assignments: ReadonlyArray<MatrixAssignment>
 }
 
-/** A worker's report on its attempt (spec §3.9.5). */
+/** A worker's report on its attempt (docs/matrix.md#state). */
 export interface ReportInput {
   readonly attemptId: string
   readonly workerId: string
@@ -81,7 +81,7 @@ export interface ReportInput {
 export const isSafeRelativePath = (path: string): boolean => isSafeRelativePathRule(path)
 
 /**
- * Checks every rule of spec §3.9.2 that needs no file system (ids, pools, instructions,
+ * Checks every rule of docs/matrix.md#spec that needs no file system (ids, pools, instructions,
  * timeouts, checks, relative paths, dependencies, quantities, acyclicity) and returns the
  * spec unchanged when they hold. Cycle detection is iterative, so long chains are safe.
  */
@@ -140,7 +140,7 @@ const proceeding = (snapshot: MatrixSnapshot): MatrixSnapshot["lifecycle"] =>
 
 /**
  * Records a finished attempt (outcome set) and applies the retry and blocking rules of
- * spec §3.9.5. `afterCleanup` marks a late cleanup confirmation, which may unblock.
+ * docs/matrix.md#state. `afterCleanup` marks a late cleanup confirmation, which may unblock.
  */
 const settle = (
   snapshot: MatrixSnapshot,
@@ -221,7 +221,7 @@ export const cancel = (snapshot: MatrixSnapshot): Result.Result<Transition, Matr
     : succeed(commit(snapshot, { lifecycle: "cancelled" }))
 
 /**
- * Reserves ready tasks for new workers (spec §3.9.4) in one mutation, up to
+ * Reserves ready tasks for new workers (docs/matrix.md#state) in one mutation, up to
  * `min(configuredCap, 5)` active attempts. Only a running (execute phase) or verifying
  * (verify phase) matrix admits work; otherwise, or when nothing is ready, the snapshot is
  * returned as is with no assignments. Tasks are considered in declaration order; a skipped
@@ -359,7 +359,7 @@ export const rollbackLaunch = (snapshot: MatrixSnapshot, attemptId: string): Res
   })
 
 /**
- * Records a worker's report (spec §3.9.5). The attempt must be its task's last, the worker
+ * Records a worker's report (docs/matrix.md#state). The attempt must be its task's last, the worker
  * must match and the attempt must not have reported yet. A successful verify attempt must be
  * of the current generation and prove every check with evidence. A replay-safe task that was
  * interrupted or timed out with confirmed cleanup gets one automatic retry; any other

@@ -1,5 +1,5 @@
 /**
- * Snapshot validation and replay of `matrix.updated` checkpoints (spec §3.9.6). A host
+ * Snapshot validation and replay of `matrix.updated` checkpoints (docs/matrix.md#replay). A host
  * rebuilds its orchestration state from the log with `replay`; any inconsistency fails
  * closed, and the host must then keep admission closed rather than guess.
  */
@@ -79,7 +79,7 @@ const snapshotProblem = (snapshot: MatrixSnapshot): Result.Result<MatrixSnapshot
 }
 
 /**
- * Validates a snapshot against every invariant of spec §3.9.6 (valid spec, task states
+ * Validates a snapshot against every invariant of docs/matrix.md#replay (valid spec, task states
  * aligned 1:1 and in order with the spec's tasks, retry and attempt bookkeeping, unique
  * non-empty ids, proven verifications, worker cap, writer exclusivity, pool capacity,
  * success only when fully verified) and returns it unchanged when it holds.

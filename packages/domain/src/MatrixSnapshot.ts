@@ -1,5 +1,5 @@
 /**
- * The matrix orchestration state as it travels on the wire (spec §3.9.1): lifecycle, task
+ * The matrix orchestration state as it travels on the wire (docs/matrix.md#spec): lifecycle, task
  * states, attempts, verification evidence and the runtime-made assignments. A
  * `MatrixSnapshot` is carried verbatim as the `matrix.updated` event, so its encoded fields
  * are exactly `spec, lifecycle, tasks, generation, revision`, in that order.

@@ -1,5 +1,5 @@
 /**
- * The matrix specification contract (spec §3.9.1): what a coordinator asks the runtime to
+ * The matrix specification contract (docs/matrix.md#spec): what a coordinator asks the runtime to
  * orchestrate. Wire names are snake_case and are also the TypeScript field names, so a
  * decoded spec re-encodes to the same keys in the same order.
  *
@@ -64,7 +64,7 @@ export type MatrixTaskSpec = typeof MatrixTaskSpec.Type
 /**
  * A matrix: an id, its tasks in declaration order (admission order) and its resource pools
  * (`resources`, default `{}`). Decoding checks shapes only; `Matrix.validateSpec` checks
- * the rules of spec §3.9.2.
+ * the rules of docs/matrix.md#spec.
  */
 export const MatrixSpec = Schema.Struct({
   id: Schema.String,

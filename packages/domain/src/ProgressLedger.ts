@@ -1,5 +1,5 @@
 /**
- * The ProgressLedger (spec §3.8.1): a tiny, compaction-safe summary of "are we getting
+ * The ProgressLedger (docs/goals.md#progress-ledger): a tiny, compaction-safe summary of "are we getting
  * closer to done?" stored at `derived/progress.json`. Everything here is pure; callers pass
  * the current time as an RFC 3339 string and the store persists the encoded bytes.
  */

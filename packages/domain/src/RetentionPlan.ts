@@ -1,11 +1,11 @@
 /**
- * Retention selection (spec §3.5), as pure functions: the policy, the age cutoff, the order of
+ * Retention selection (docs/log.md#retention), as pure functions: the policy, the age cutoff, the order of
  * sessions by their parsed `updated_at`, the three removal phases, and the abandoned-session
  * manifest rewrite. The store enumerates candidates from the file system and performs the
  * removals; everything that decides *which* directories go, and in what order, lives here so it
  * can be tested without I/O.
  *
- * Deviations from the reference (spec §7 items 4 and 8): sessions are ordered by parsed instant
+ * Deviations from the reference (docs/differences.md): sessions are ordered by parsed instant
  * (not by the raw timestamp string) with ties broken by directory name, and `maxAgeDays: 0`
  * has exactly one meaning — "no age-based behaviour at all" — instead of disabling the abandoned
  * sweep while making Phase 2 remove every inactive session.
@@ -13,11 +13,11 @@
 import { Predicate, Result, Schema } from "effect"
 import type { SessionStatus } from "./SessionFiles.ts"
 
-/** Seconds in one day (spec §4). */
+/** Seconds in one day (docs/log.md#constants). */
 export const SECONDS_PER_DAY = 86_400
 
 /**
- * How many sessions a store keeps and for how long (spec §3.5.1). `maxSessions` bounds the
+ * How many sessions a store keeps and for how long (docs/log.md#retention). `maxSessions` bounds the
  * number of removable (inactive, unpinned, not live) sessions kept; `0` keeps none of them.
  * `maxAgeDays` is the age limit in days of `updated_at`; `0` disables every age-based
  * behaviour: the abandoned-session sweep and Phase 2 age removal.
@@ -33,7 +33,7 @@ export const RetentionPolicy = Schema.Struct({
 /** A retention policy, see {@link RetentionPolicy}. */
 export type RetentionPolicy = typeof RetentionPolicy.Type
 
-/** The default policy: keep at most 50 removable sessions, none older than 30 days (spec §4). */
+/** The default policy: keep at most 50 removable sessions, none older than 30 days (docs/log.md#constants). */
 export const DEFAULT_RETENTION_POLICY: RetentionPolicy = { maxSessions: 50, maxAgeDays: 30 }
 
 /**
@@ -104,14 +104,14 @@ export const compareInstants = (a: Instant, b: Instant): number =>
 
 /**
  * The age cutoff in Unix seconds for `maxAgeDays` at `nowMillis`: now − days × 86 400,
- * saturating at 0 (spec §3.5.1); `undefined` when `maxAgeDays` is 0 (age behaviour disabled).
+ * saturating at 0 (docs/log.md#retention); `undefined` when `maxAgeDays` is 0 (age behaviour disabled).
  */
 export const ageCutoffSeconds = (maxAgeDays: number, nowMillis: number): number | undefined =>
   maxAgeDays <= 0 ? undefined : Math.max(0, Math.floor(nowMillis / 1000) - maxAgeDays * SECONDS_PER_DAY)
 
 /**
  * Whether a session last updated at `updatedAt` is older than the cutoff: its Unix second is
- * strictly below `cutoffSeconds` (spec §3.5.1). An unparseable timestamp is never older, and
+ * strictly below `cutoffSeconds` (docs/log.md#retention). An unparseable timestamp is never older, and
  * nothing is older when the cutoff is `undefined` (disabled).
  */
 export const isOlderThanCutoff = (updatedAt: string, cutoffSeconds: number | undefined): boolean => {
@@ -146,7 +146,7 @@ const byAge = (a: Ranked, b: Ranked): number => {
 
 /**
  * Chooses the directories to remove, in removal order, with the phase that chose each
- * (spec §3.5.3): Phase 0 every completed candidate with `turnCount` 0 (by name); Phase 1, when
+ * (docs/log.md#retention-run): Phase 0 every completed candidate with `turnCount` 0 (by name); Phase 1, when
  * more than `maxSessions` remain, the oldest surplus (by parsed `updated_at`, ties by name);
  * Phase 2 every remaining candidate older than the age cutoff (oldest first), skipped entirely
  * when `maxAgeDays` is 0. Candidates with `status: "active"` are never chosen; a name given
@@ -191,7 +191,7 @@ export const planRetention = (
 const decodeJsonValue = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Unknown))
 
 /**
- * The abandoned-session sweep's decision and rewrite for one `manifest.json` (spec §3.5.4):
+ * The abandoned-session sweep's decision and rewrite for one `manifest.json` (docs/log.md#retention-run):
  * when the text is a JSON object whose `status` is `"active"` and whose `updated_at` is older
  * than the cutoff, returns the same object with `status: "completed"`, pretty-printed with two
  * spaces; otherwise (unparseable, not an object, not active, not old, cutoff disabled)

@@ -1,5 +1,5 @@
 /**
- * Schemas and canonical encoders for the per-session metadata files (spec §1.4–1.6):
+ * Schemas and canonical encoders for the per-session metadata files (docs/format.md#manifest, docs/format.md#cap-marker):
  * `manifest.json`, `index/turns.json` and `index/pending-cap-rewrite.json`. They are
  * wire-compatible with the reference store: the encoders write compact JSON with keys in
  * the spec's declaration order and omit absent optional keys, so the same value always
@@ -8,7 +8,7 @@
 import { Result, Schema } from "effect"
 import { isJsonObject, parseJsonOrUndefined } from "./internal/jsonText.ts"
 
-/** The manifest's `schema_version` written by this store (`SESSION_STORE_SCHEMA_VERSION`, spec §4). */
+/** The manifest's `schema_version` written by this store (`SESSION_STORE_SCHEMA_VERSION`, docs/log.md#constants). */
 export const SESSION_STORE_SCHEMA_VERSION = 1
 
 /** Counters and byte offsets are u64 on the wire; here they are non-negative safe integers. */
@@ -21,7 +21,7 @@ export const SessionStatus = Schema.Literals(["active", "completed"])
 export type SessionStatus = typeof SessionStatus.Type
 
 /**
- * `manifest.json` (spec §1.4). `session_id` is the raw, unsanitised id; `turn_count` is the
+ * `manifest.json` (docs/format.md#manifest). `session_id` is the raw, unsanitised id; `turn_count` is the
  * ordinal of the last closed turn; the three optional keys are absent in manifests written by
  * older reference versions, which merely refuses the open fast path.
  */
@@ -42,7 +42,7 @@ export const Manifest = Schema.Struct({
 export type Manifest = typeof Manifest.Type
 
 /**
- * One turn of `index/turns.json` (spec §1.5): the byte span `[start_offset, end_offset)` from
+ * One turn of `index/turns.json` (docs/format.md#turn-index): the byte span `[start_offset, end_offset)` from
  * the turn's `turn.started` line to just past its last attributed line, the number of records
  * attributed to it and the entry's creation time.
  */
@@ -66,8 +66,8 @@ export const TurnIndexFile = Schema.Struct({
 export type TurnIndexFile = typeof TurnIndexFile.Type
 
 /**
- * The cap-rewrite intent marker `index/pending-cap-rewrite.json` (spec §1.6). `checkpoint_bytes`
- * is our additive field (spec §7 item 13): the size of the matrix-checkpoint prefix the rewrite
+ * The cap-rewrite intent marker `index/pending-cap-rewrite.json` (docs/format.md#cap-marker). `checkpoint_bytes`
+ * is our additive field (docs/differences.md#turn-base): the size of the matrix-checkpoint prefix the rewrite
  * put in front of the retained suffix; reference markers lack it and stay readable.
  */
 export const PendingCapRewrite = Schema.Struct({
@@ -82,7 +82,7 @@ export type PendingCapRewrite = typeof PendingCapRewrite.Type
 
 /**
  * The manifest of a brand-new session: no turns, no events, `active`, nothing persisted yet and
- * the first retained turn is 1 (spec §1.4 "Default when created").
+ * the first retained turn is 1 (docs/format.md#manifest).
  */
 export const initialManifest = (sessionId: string, now: string): Manifest => ({
   session_id: sessionId,
@@ -198,12 +198,12 @@ const fastTurnEntries = (text: string): ReadonlyArray<TurnEntry> | undefined => 
   return out
 }
 
-/** Decodes `index/pending-cap-rewrite.json` text; the store treats a failure as "no marker" (spec §1.6). */
+/** Decodes `index/pending-cap-rewrite.json` text; the store treats a failure as "no marker" (docs/format.md#cap-marker). */
 export const decodePendingCapRewriteText = (text: string): Result.Result<PendingCapRewrite, Schema.SchemaError> =>
   decodePendingCapRewriteJson(text)
 
 /**
  * How many turns cap eviction has removed from the front of the log:
- * `max(retained_turn_base ?? 1, 1) − 1` (spec §1.4).
+ * `max(retained_turn_base ?? 1, 1) − 1` (docs/format.md#manifest).
  */
 export const evictedTurnCount = (m: Manifest): number => Math.max(m.retained_turn_base ?? 1, 1) - 1

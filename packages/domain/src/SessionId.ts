@@ -1,5 +1,5 @@
 /**
- * Session id → session directory name (spec §1.1, §7 item 17). The reference sanitiser maps
+ * Session id → session directory name (docs/format.md#session-directory-name, docs/differences.md). The reference sanitiser maps
  * distinct ids onto the same directory (`a/b` and `a_b` both become `a_b`), so two sessions
  * would share one log. {@link sessionDirName} keeps the reference name for every id the
  * sanitiser leaves untouched (so existing reference stores open unchanged) and disambiguates
@@ -9,11 +9,11 @@ import { sha256Hex } from "./internal/sha256.ts"
 
 const SAFE_CHAR = /^[A-Za-z0-9_.-]$/u
 
-/** The directory name used when sanitising leaves nothing (spec §4 "Fallback session dir name"). */
+/** The directory name used when sanitising leaves nothing (docs/log.md#constants). */
 export const FALLBACK_SESSION_DIR = "session"
 
 /**
- * The reference sanitiser, exactly (spec §1.1): every character that is not an ASCII letter,
+ * The reference sanitiser, exactly (docs/format.md#session-directory-name): every character that is not an ASCII letter,
  * digit, `-`, `_` or `.` becomes one `_` (a multi-byte character counts as one character);
  * then all leading `.` are removed; an empty result becomes `session`.
  *

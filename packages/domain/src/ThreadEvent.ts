@@ -1,5 +1,5 @@
 /**
- * The ThreadEvent contract (spec §2, schema `0.18.0`): one Schema per event type, the union
+ * The ThreadEvent contract (docs/format.md#thread-event, schema `0.18.0`): one Schema per event type, the union
  * on `type` with a lossless Unknown catch-all, the versioned envelope written as one line of
  * `events.jsonl`, and total decoders that return `SchemaError` values instead of throwing.
  *
@@ -74,7 +74,7 @@ export const ExecutionContext = Schema.Struct({
 export type ExecutionContext = typeof ExecutionContext.Type
 
 /**
- * `matrix.updated` (spec §2.2, §3.9.1): a `MatrixSnapshot` carried verbatim, its fields
+ * `matrix.updated` (docs/format.md#thread-event, docs/matrix.md#spec): a `MatrixSnapshot` carried verbatim, its fields
  * inline after `type` in the snapshot's order (`spec, lifecycle, tasks, generation,
  * revision`). Decoding checks the shape only; `Matrix.fromSnapshot` / `Matrix.replay` check
  * the orchestration invariants, so an event that decodes can still fail replay.
@@ -490,7 +490,7 @@ export const decodeLineText = (line: string): Result.Result<VersionedThreadEvent
 /**
  * The timestamp the host recorded for an event, when it did: `turn.started` →
  * `context.timestamp`, `item.*` → `item.context.timestamp`. Used for turn-index `ts` so a
- * rescan reproduces the recorded times instead of "now" (spec §7 item 9).
+ * rescan reproduces the recorded times instead of "now" (docs/differences.md).
  */
 export const eventTimestamp = (event: ThreadEvent): string | undefined => {
   switch (event.type) {

@@ -1,5 +1,5 @@
 /**
- * The item half of the ThreadEvent contract (spec §2.2 `ThreadItem`, §2.3): what
+ * The item half of the ThreadEvent contract (docs/format.md#thread-event): what
  * `item.started` / `item.updated` / `item.completed` carry. On the wire an item is one flat
  * object `{context?, id, type, ...fields}`; here each item type is one flat Struct in that
  * declaration order, so the Schema's encoding is the canonical byte form. Unknown item types
@@ -295,7 +295,7 @@ export const THREAD_ITEM_TYPES: ReadonlyArray<ThreadItemType> = ITEM_SCHEMAS.map
 /**
  * Every item type of the contract, discriminated on `type`. Strict: an unrecognised item
  * `type` fails decoding, which makes the enclosing `item.*` event undecodable (scan still
- * counts it; reconstruction drops it, spec §2.4).
+ * counts it; reconstruction drops it, docs/log.md#classification).
  */
 export const ThreadItem = Schema.Union(ITEM_SCHEMAS).annotate({
   expected: `an item whose "type" is one of ${THREAD_ITEM_TYPES.join(", ")}`

@@ -1,24 +1,16 @@
 /**
  * Fuzz suite of the scan classifier, the decoders and the lifecycle reducer (issue 7): at
  * least 100 000 seeded lines per default run — canonical lines and their mutations (see
- * `fixtures/fuzz.ts`) — go through `classifyLine`, `decodeLineText`, `decodeEnvelope`,
+ * `@logbook/testkit` FuzzLines) — go through `classifyLine`, `decodeLineText`, `decodeEnvelope`,
  * `decodeEvent` and, as one long log, through `applyLifecycleEvent`. Nothing may throw, every
  * failure must be a `SchemaError`, and no line that does not decode as a lifecycle event may
- * open, close or count a turn (spec §3.3.2–3.3.5).
+ * open, close or count a turn (docs/log.md#classification, docs/log.md#lifecycle).
  *
  * Scale with `LOGBOOK_FUZZ_LINES=1000000`, vary with `LOGBOOK_FUZZ_SEED=<n>`; a failure prints
  * the seed, the line index and kind so it replays exactly.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Result, Schema } from "effect"
-import type { LineClass } from "../src/Classify.ts"
-import { classifyLine } from "../src/Classify.ts"
-import type { LogState } from "../src/Lifecycle.ts"
-import { applyLifecycleEvent, initialLogState } from "../src/Lifecycle.ts"
-import { lifecycleKindOf } from "../src/LifecycleKind.ts"
-import type { TurnEntry } from "../src/SessionFiles.ts"
-import { decodeEnvelope, decodeEvent, decodeLineText } from "../src/ThreadEvent.ts"
-import type { FuzzKind, FuzzLine } from "./fixtures/fuzz.ts"
+import type { FuzzKind, FuzzLine } from "@logbook/testkit"
 import {
   envInt,
   FUZZ_KINDS,
@@ -28,7 +20,15 @@ import {
   parseOrUndefined,
   rustTrim,
   strictText
-} from "./fixtures/fuzz.ts"
+} from "@logbook/testkit"
+import { Result, Schema } from "effect"
+import type { LineClass } from "../src/Classify.ts"
+import { classifyLine } from "../src/Classify.ts"
+import type { LogState } from "../src/Lifecycle.ts"
+import { applyLifecycleEvent, initialLogState } from "../src/Lifecycle.ts"
+import { lifecycleKindOf } from "../src/LifecycleKind.ts"
+import type { TurnEntry } from "../src/SessionFiles.ts"
+import { decodeEnvelope, decodeEvent, decodeLineText } from "../src/ThreadEvent.ts"
 
 const SEED = envInt("LOGBOOK_FUZZ_SEED", 0x10_6b00)
 const LINES = envInt("LOGBOOK_FUZZ_LINES", 100_000)
@@ -257,7 +257,7 @@ describe("classifyLine fuzz", () => {
   })
 
   it("the properties catch a classifier that trusts the envelope head of lifecycle lines", () => {
-    // The bug §3.3.3 guards against: counting a lifecycle line on `type` alone.
+    // The bug docs/log.md#classification guards against: counting a lifecycle line on `type` alone.
     const lenient = (line: Uint8Array | string): LineClass => {
       const text = typeof line === "string" ? line : strictText(line)
       const value = text === undefined ? undefined : parseOrUndefined(rustTrim(text))

@@ -6,8 +6,8 @@ import { encodeLine } from "../src/Encode.ts"
 import { lifecycleKindOf } from "../src/LifecycleKind.ts"
 import { decodeLineText, ThreadEvent } from "../src/ThreadEvent.ts"
 
-// Fixtures live in `shared/` beside the repository clone (CI copies them there too).
-const fixturesDir = new URL("../../../../shared/reference/fixtures/", import.meta.url)
+// Reference fixtures are checked in at the repository root: test/fixtures/reference/ (see PROVENANCE.md there).
+const fixturesDir = new URL("../../../test/fixtures/reference/", import.meta.url)
 const fixtureLines = (name: string): Array<string> =>
   readFileSync(new URL(name, fixturesDir), "utf8").split("\n").filter((line) => line.length > 0)
 

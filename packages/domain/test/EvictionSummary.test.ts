@@ -1,7 +1,7 @@
 /**
- * The default cap-eviction summary fold (spec §1.7, §3.3.10): fact normalisation and the
+ * The default cap-eviction summary fold (docs/format.md#eviction-summary, docs/log.md#summary-hook): fact normalisation and the
  * 512-byte cut, which events contribute candidates, deduplication, the 32-fact cap, event-type
- * counting, and the persisted file shape with both eviction counts (spec §7 item 15).
+ * counting, and the persisted file shape with both eviction counts (docs/differences.md).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"

@@ -53,7 +53,7 @@ const PAUSED: ReadonlyArray<GoalStatus> = [
 ]
 const TERMINAL: ReadonlyArray<GoalStatus> = ["complete", "budget_limited"]
 
-// The history detail each pause reason records (spec §3.8.2 GoalPauseReason).
+// The history detail each pause reason records (docs/goals.md#goal-tracker GoalPauseReason).
 const PAUSE_ROWS: ReadonlyArray<readonly [GoalPauseReason, GoalStatus, string]> = [
   ["user", "user_paused", "user"],
   ["back_off", "back_off_paused", "back_off"],

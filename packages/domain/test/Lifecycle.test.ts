@@ -77,7 +77,7 @@ describe("Lifecycle", () => {
     })
   })
 
-  describe("transitions of spec §3.3.5", () => {
+  describe("transitions of docs/log.md#lifecycle", () => {
     it("thread.started makes the session active and is not a boundary", () => {
       const completed = run(["thread_completed"]).state
       const t = applyLifecycleEvent(completed, "thread_started", { start: 10, end: 20 }, "t")
@@ -153,7 +153,7 @@ describe("Lifecycle", () => {
     })
   })
 
-  describe("consequences listed in spec §3.3.5", () => {
+  describe("consequences listed in docs/log.md#lifecycle", () => {
     it("only turn.started creates a turn and only turn.completed or turn.failed closes one", () => {
       const r = run(["thread_started", "other", "thread_completed", "other"])
       assert.strictEqual(r.closed.length, 0)
@@ -196,7 +196,7 @@ describe("Lifecycle", () => {
       assert.strictEqual(r.state.turnCount, 9)
     })
 
-    it("a nested turn.started closes the open turn as it stands and opens the next number (spec §7 item 2)", () => {
+    it("a nested turn.started closes the open turn as it stands and opens the next number (docs/differences.md)", () => {
       // Deviation from the reference, which would open a second turn 1 here.
       const r = run(["turn_started", "other", "turn_started", "other", "turn_completed"])
       const nested = r.transitions[2]

@@ -1,5 +1,5 @@
 /**
- * The matrix state machine (spec §3.9.3–§3.9.5): lifecycle transitions, admission,
+ * The matrix state machine (docs/matrix.md#state): lifecycle transitions, admission,
  * launches, reports and evidence, retries, verification and fail-closed recovery.
  */
 import { assert, describe, it } from "@effect/vitest"

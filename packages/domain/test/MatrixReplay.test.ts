@@ -1,5 +1,5 @@
 /**
- * Snapshot validation and replay (spec §3.9.6): every invariant of `fromSnapshot`, the
+ * Snapshot validation and replay (docs/matrix.md#replay): every invariant of `fromSnapshot`, the
  * replay integrity rules, decoding untrusted payloads and the canonical encoding.
  */
 import { assert, describe, it } from "@effect/vitest"

@@ -1,5 +1,5 @@
 /**
- * Spec decoding and validation (spec §3.9.1–§3.9.2): the reference fixture, every
+ * Spec decoding and validation (docs/matrix.md#spec): the reference fixture, every
  * validation rule, long dependency chains and the relative-path helper.
  */
 import { assert, describe, it } from "@effect/vitest"

@@ -1,9 +1,12 @@
 /**
- * Shared helpers for the matrix tests: the reference fixture spec, spec builders, a
- * deterministic id generator, valid verification evidence and Result unwrapping.
+ * Shared helpers for the domain's matrix tests: the reference fixture spec, the testkit's spec
+ * builders under short names, a deterministic id generator, valid verification evidence and
+ * Result unwrapping.
  */
 import { assert } from "@effect/vitest"
+import { matrixSpec, matrixTask } from "@logbook/testkit"
 import { Result, Schema } from "effect"
+import { readFileSync } from "node:fs"
 import type * as Matrix from "../src/Matrix.ts"
 import { MatrixError } from "../src/MatrixError.ts"
 import type { MatrixCommandEvidence, MatrixSnapshot } from "../src/MatrixSnapshot.ts"
@@ -11,62 +14,24 @@ import { MatrixSpec } from "../src/MatrixSpec.ts"
 import type { MatrixTaskSpec } from "../src/MatrixSpec.ts"
 
 /**
- * The `spec` of shared/reference/fixtures/vtcode-matrix-create-request.json, copied verbatim
- * (the reference fixtures live outside the repository).
+ * The `spec` of the reference `matrix` tool request, as text: the checked-in fixture
+ * `test/fixtures/reference/vtcode-matrix-create-request.json` (see PROVENANCE.md there).
  */
-export const FIXTURE_SPEC_JSON = `{
-    "id": "workspace-checks",
-    "resources": {"cargo-target": 1, "device": 1},
-    "tasks": [
-      {
-        "id": "repair",
-        "instructions": "Repair the requested configuration and summarize changed files.",
-        "dependencies": [],
-        "workspace": ".",
-        "access": "write",
-        "checks": ["cargo check --locked"],
-        "inputs": [],
-        "resources": {"cargo-target": 1},
-        "timeout_secs": 600,
-        "replay_safe": false
-      },
-      {
-        "id": "ui-checks",
-        "instructions": "Inspect the UI behavior after repair and report findings.",
-        "dependencies": ["repair"],
-        "workspace": ".",
-        "access": "read",
-        "checks": ["cargo nextest run --locked -p vtcode-ui"],
-        "resources": {"cargo-target": 1},
-        "timeout_secs": 900
-      }
-    ]
-  }`
+export const FIXTURE_SPEC_JSON = JSON.stringify(
+  JSON.parse(
+    readFileSync(new URL("../../../test/fixtures/reference/vtcode-matrix-create-request.json", import.meta.url), "utf8")
+  ).spec
+)
 
 /** The fixture spec, decoded. */
 export const fixtureSpec: MatrixSpec = Schema.decodeUnknownSync(MatrixSpec)(JSON.parse(FIXTURE_SPEC_JSON))
 
 /** A valid read task named `id`; override any field. */
-export const task = (id: string, overrides: Partial<MatrixTaskSpec> = {}): MatrixTaskSpec => ({
-  id,
-  instructions: `do ${id}`,
-  dependencies: [],
-  workspace: ".",
-  access: "read",
-  checks: [`check ${id}`],
-  resources: {},
-  timeout_secs: 60,
-  replay_safe: false,
-  inputs: [],
-  ...overrides
-})
+export const task = matrixTask
 
 /** A spec with id `m` over `tasks` and `resources` pools. */
-export const spec = (tasks: ReadonlyArray<MatrixTaskSpec>, resources: Record<string, number> = {}): MatrixSpec => ({
-  id: "m",
-  tasks,
-  resources
-})
+export const spec = (tasks: ReadonlyArray<MatrixTaskSpec>, resources: Record<string, number> = {}): MatrixSpec =>
+  matrixSpec(tasks, { resources })
 
 /** Deterministic ids: `a1, a2, …` for attempts and `w1, w2, …` for workers. */
 export const counterIds = (): Matrix.IdGenerator => {

@@ -10,7 +10,7 @@ const SAFE_DIR = /^[A-Za-z0-9_.-]+$/
 
 describe("SessionId", () => {
   describe("sanitizeSessionId", () => {
-    it("reproduces the reference examples of spec §1.1", () => {
+    it("reproduces the reference examples of docs/format.md#session-directory-name", () => {
       assert.strictEqual(sanitizeSessionId("sess-1"), "sess-1")
       assert.strictEqual(sanitizeSessionId("a/b"), "a_b")
       assert.strictEqual(sanitizeSessionId("../outside"), "_outside")

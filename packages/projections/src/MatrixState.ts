@@ -1,5 +1,5 @@
 /**
- * Matrix replay as a projection (spec §3.9.6–§3.9.7): a Stream over the retained log folded
+ * Matrix replay as a projection (docs/matrix.md#replay, docs/matrix.md#durability): a Stream over the retained log folded
  * with `Matrix.replayStep`, giving the latest checkpoint per matrix id. It fails closed: any
  * checkpoint that cannot be read or that breaks the replay rules fails the whole projection,
  * and the host must then keep admission closed rather than guess.
@@ -78,9 +78,9 @@ export const matrixStateOfLines = <E, R>(
 
 /**
  * The replayed matrix map of a session: runs the log's durability barrier, then streams
- * every retained line (spec §3.3.12) through {@link matrixStateOfLines}. After any number of
+ * every retained line (docs/log.md#reconstruct) through {@link matrixStateOfLines}. After any number of
  * cap rewrites this is still the latest checkpoint per matrix, because a rewrite re-inserts
- * the newest evicted checkpoint of every matrix without a newer retained one (§3.3.9).
+ * the newest evicted checkpoint of every matrix without a newer retained one (docs/log.md#cap-eviction).
  *
  * **Gotchas**: appends on the session wait while the log streams; fail closed on error.
  */

@@ -1,5 +1,5 @@
 /**
- * The sessions of a store, most recently updated first (spec §3.7.1 `recent_sessions`), with
+ * The sessions of a store, most recently updated first (VT Code's `recent_sessions`; fields in docs/format.md#manifest), with
  * what an operator needs to pick one: counters, status, whether a live process holds it and
  * whether it is pinned. Sessions are found only as direct children of the sessions root (never
  * from manifest contents), manifests are read without following links, and nothing is written.

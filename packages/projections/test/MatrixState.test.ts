@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import type { MatrixSnapshot, MatrixSpec, MatrixTaskSpec, ThreadEvent } from "@logbook/domain"
+import type { MatrixSnapshot, MatrixSpec, ThreadEvent } from "@logbook/domain"
 import { encodeLine, Matrix } from "@logbook/domain"
 import type { SnapshotLine } from "@logbook/store"
 import { EventLog, SessionFs, SessionRegistry } from "@logbook/store"
+import { buildTestSpec } from "@logbook/testkit"
 import { Effect, Layer, Result, Stream } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -17,25 +18,7 @@ const tempRoot = () =>
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
 
-const task = (id: string, overrides: Partial<MatrixTaskSpec> = {}): MatrixTaskSpec => ({
-  id,
-  instructions: `do ${id}`,
-  dependencies: [],
-  workspace: ".",
-  access: "read",
-  checks: [`check ${id}`],
-  resources: {},
-  timeout_secs: 60,
-  replay_safe: false,
-  inputs: [],
-  ...overrides
-})
-
-const specOf = (id: string): MatrixSpec => ({
-  id,
-  tasks: [task("build"), task("test", { dependencies: ["build"] })],
-  resources: {}
-})
+const specOf = (id: string): MatrixSpec => buildTestSpec(id)
 
 const ok = <A>(result: Result.Result<A, unknown>): A => {
   if (Result.isFailure(result)) assert.fail(String(result.failure))

@@ -8,7 +8,7 @@ import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
 import { CliOutput, Command } from "effect/cli"
 import { appendCommand } from "./cli/Append.ts"
 import { demoCommand } from "./cli/Demo.ts"
-import { exitCodeOf, renderCause } from "./cli/Errors.ts"
+import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
@@ -73,8 +73,8 @@ export const runLogbook = (invocation: string): Effect.Effect<void, CliExit> =>
     Effect.provideService(Invocation, invocation),
     Effect.catchCause((cause): Effect.Effect<never, CliExit> => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
-      const text = renderCause(cause)
-      const exit = new CliExit({ code: exitCodeOf(Cause.squash(cause)) })
+      const { exitCode, text } = renderCause(cause)
+      const exit = new CliExit({ code: exitCode })
       return text === undefined ? Effect.fail(exit) : Effect.andThen(Console.error(text), Effect.fail(exit))
     }),
     Effect.provide(Layer.mergeAll(storeLayerNode, NodeServices.layer, CliOutput.layerPresenter(presenter)))

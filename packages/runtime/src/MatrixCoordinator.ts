@@ -1,5 +1,5 @@
 /**
- * The matrix orchestration state of one session as a host service (spec §3.9.3, §3.9.7):
+ * The matrix orchestration state of one session as a host service (docs/matrix.md#state, docs/matrix.md#durability):
  * the pure `Matrix` operations over the snapshots replayed from the log, each successful
  * mutation appended as a `matrix.updated` event and made durable before it returns, so
  * "persist each mutation before effects" holds for every host by construction.

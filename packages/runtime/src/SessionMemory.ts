@@ -1,7 +1,7 @@
 /**
- * The scoped resource an agent host wraps around one session (DESIGN §7): acquiring the
+ * The scoped resource an agent host wraps around one session (README.md#embedding): acquiring the
  * layer opens the session's log; releasing it flushes, completes, releases the lock, and
- * then applies the retention policy preserving this session (spec §3.5.6).
+ * then applies the retention policy preserving this session (docs/log.md#retention-other).
  */
 import type { RetentionPolicy } from "@logbook/domain"
 import { DEFAULT_RETENTION_POLICY } from "@logbook/domain"

@@ -1,16 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import { GoalCommand, newProgressLedger, noteStall, progressToMarkdown } from "@logbook/domain"
 import type { CorruptFile, StoreIoError } from "@logbook/store"
+import { tempDir } from "@logbook/testkit"
 import { Effect, Exit, Option } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { makeGoalTracking } from "../src/GoalTracking.ts"
 import { SessionMemory } from "../src/SessionMemory.ts"
 import { IdGenerator, sequentialIds, sessionPaths, storeLayerNodeForTests } from "./support.ts"
 
-const tempWorkspace = () => fs.mkdtempSync(path.join(os.tmpdir(), "logbook-goals-"))
+/** A temporary workspace, removed when the test's scope closes. */
+const tempWorkspace = () => tempDir("goals")
 const sessionsDir = (workspace: string) => path.join(workspace, ".logbook", "sessions")
 
 const withSession = <A, E>(workspace: string, body: Effect.Effect<A, E, SessionMemory>) =>
@@ -19,7 +20,7 @@ const withSession = <A, E>(workspace: string, body: Effect.Effect<A, E, SessionM
 describe("GoalTracking", () => {
   it.effect("a created goal is durable when createGoal returns and restores paused and idle", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const step = yield* withSession(
         workspace,
         SessionMemory.use((m) => m.goals.createGoal({ goalId: "g1", objective: "ship it" }))
@@ -40,7 +41,7 @@ describe("GoalTracking", () => {
 
   it.effect("replacing a goal recreates its private scratch directory and clearing removes the snapshot", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const scratch = path.join(sessionsDir(workspace), "goal-session", "goal")
       yield* withSession(
         workspace,
@@ -61,7 +62,7 @@ describe("GoalTracking", () => {
 
   it.effect("elapsed time follows the test clock and accounting twice never double-counts", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       yield* withSession(
         workspace,
         Effect.gen(function*() {
@@ -80,7 +81,7 @@ describe("GoalTracking", () => {
 
   it.effect("the progress ledger round-trips through derived/progress.json", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const saved = yield* withSession(
         workspace,
         Effect.gen(function*() {
@@ -96,7 +97,7 @@ describe("GoalTracking", () => {
 
   it.effect("a corrupt goal snapshot does not fail loading; every use of the tracker fails naming the file", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const paths = sessionPaths(sessionsDir(workspace), "broken")
       fs.mkdirSync(paths.derivedDir, { recursive: true })
       const goalFile = path.join(paths.derivedDir, "goal.json")
@@ -122,7 +123,7 @@ describe("GoalTracking", () => {
 
   it.effect("a corrupt derived/goal.json neither blocks the session nor recording into its log", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const paths = sessionPaths(sessionsDir(workspace), "goal-session")
       fs.mkdirSync(paths.derivedDir, { recursive: true })
       fs.writeFileSync(path.join(paths.derivedDir, "goal.json"), "{not json")

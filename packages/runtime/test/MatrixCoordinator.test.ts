@@ -3,9 +3,9 @@ import type { MatrixSnapshot, MatrixSpec, MatrixTaskSpec } from "@logbook/domain
 import { decodeLineText, encodeLine } from "@logbook/domain"
 import type { SessionLog } from "@logbook/store"
 import { EventLog, FaultController, IdGenerator, sequentialIds, SessionFs, SessionRegistry } from "@logbook/store"
+import { matrixSpec, matrixTask, tempWorkspace as testkitWorkspace } from "@logbook/testkit"
 import { Effect, Layer, Option, Result } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { makeMatrixCoordinator } from "../src/MatrixCoordinator.ts"
 
@@ -13,35 +13,15 @@ const nodeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
 const faultyLayer = () => Layer.provideMerge(SessionRegistry.layer, SessionFs.layerFaulty())
 
 /** A workspace root (with `src/`) holding the sessions root; removed when the test ends. */
-const tempWorkspace = () =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const root = fs.mkdtempSync(path.join(os.tmpdir(), "logbook-matrix-coord-"))
-      fs.mkdirSync(path.join(root, "src"))
-      return { root, sessions: path.join(root, ".logbook", "sessions") }
-    }),
-    ({ root }) => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true }))
-  )
+const tempWorkspace = () => testkitWorkspace("matrix-coord", { dirs: ["src"] })
 
-const task = (id: string, overrides: Partial<MatrixTaskSpec> = {}): MatrixTaskSpec => ({
-  id,
-  instructions: `do ${id}`,
-  dependencies: [],
-  workspace: "src",
-  access: "read",
-  checks: [`check ${id}`],
-  resources: {},
-  timeout_secs: 60,
-  replay_safe: false,
-  inputs: [],
-  ...overrides
+/** A valid read task working in `src/`. */
+const task = (id: string, overrides: Partial<MatrixTaskSpec> = {}): MatrixTaskSpec =>
+  matrixTask(id, { workspace: "src", ...overrides })
+
+const spec: MatrixSpec = matrixSpec([task("build"), task("lint"), task("test", { dependencies: ["build"] })], {
+  id: "build-matrix"
 })
-
-const spec: MatrixSpec = {
-  id: "build-matrix",
-  tasks: [task("build"), task("lint"), task("test", { dependencies: ["build"] })],
-  resources: {}
-}
 
 const open = (sessions: string) => EventLog.open({ sessionsDir: sessions, sessionId: "s" })
 

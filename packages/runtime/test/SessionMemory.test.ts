@@ -1,40 +1,27 @@
 import { assert, describe, it } from "@effect/vitest"
+import { plantSession, tempDir } from "@logbook/testkit"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { runSimulatedAgent } from "../../../examples/simulated-agent.ts"
 import { SessionMemory, storeLayerNode } from "../src/SessionMemory.ts"
 
-const tempWorkspace = () => fs.mkdtempSync(path.join(os.tmpdir(), "logbook-runtime-"))
+/** A temporary workspace, removed when the test's scope closes. */
+const tempWorkspace = () => tempDir("runtime")
 const sessionsOf = (workspace: string) => path.join(workspace, ".logbook", "sessions")
 const readManifest = (workspace: string, id: string) =>
   JSON.parse(fs.readFileSync(path.join(sessionsOf(workspace), id, "manifest.json"), "utf8"))
 
 /** A completed zero-turn session on disk: retention's phase 0 removes it. */
-const plantEmptyCompletedSession = (workspace: string, id: string) => {
-  const dir = path.join(sessionsOf(workspace), id)
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-  fs.writeFileSync(
-    path.join(dir, "manifest.json"),
-    JSON.stringify({
-      session_id: id,
-      schema_version: 1,
-      created_at: "2026-01-01T00:00:00+00:00",
-      updated_at: "2026-01-01T00:00:00+00:00",
-      turn_count: 0,
-      event_count: 0,
-      status: "completed"
-    })
-  )
-}
+const plantEmptyCompletedSession = (workspace: string, id: string) =>
+  plantSession(sessionsOf(workspace), id, { manifest: { turn_count: 0, event_count: 0 } })
 
 const usage = { input_tokens: 1, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 1 }
 
 describe("SessionMemory", () => {
   it.effect("releasing the layer flushes the session and then applies retention around it", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       plantEmptyCompletedSession(workspace, "old-empty")
       yield* Effect.gen(function*() {
         const memory = yield* SessionMemory
@@ -52,7 +39,7 @@ describe("SessionMemory", () => {
 
   it.effect("retention false leaves other sessions alone on release", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       plantEmptyCompletedSession(workspace, "old-empty")
       yield* Effect.gen(function*() {
         const memory = yield* SessionMemory
@@ -63,7 +50,7 @@ describe("SessionMemory", () => {
 
   it.effect("a failure inside the host's scope still flushes what was appended", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const exit = yield* Effect.exit(
         Effect.gen(function*() {
           const memory = yield* SessionMemory
@@ -80,7 +67,7 @@ describe("SessionMemory", () => {
 
   it.effect("two layers on one session in one process share turn numbering", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const layer = SessionMemory.layer({ workspace, sessionId: "shared", retention: false })
       const appendTurn = Effect.gen(function*() {
         const memory = yield* SessionMemory
@@ -97,7 +84,7 @@ describe("SessionMemory", () => {
 
   it.effect("the simulated agent example records its turns through the layer", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       const manifest = yield* runSimulatedAgent(workspace, "example", 3)
       assert.strictEqual(manifest.turn_count, 3)
       assert.strictEqual(manifest.event_count, 1 + 3 * 6)

@@ -1,6 +1,6 @@
 /**
  * Persistence of a session's goal-tracker snapshot (`derived/goal.json`) and ProgressLedger
- * (`derived/progress.json`, spec §1.11, §3.8) with atomic private writes (spec §7 item 6),
+ * (`derived/progress.json`, docs/format.md#goal-and-progress, docs/goals.md) with atomic private writes (docs/differences.md),
  * plus the `<session>/goal` scratch directory the tracker's effects ask for.
  */
 import type { GoalOrchestration, GoalScratchEffect, GoalSnapshot, ProgressLedger } from "@logbook/domain"

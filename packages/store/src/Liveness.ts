@@ -1,12 +1,12 @@
 /**
- * Whether a session directory is in use by a live process (spec §3.3.14), judged only from its
+ * Whether a session directory is in use by a live process (docs/log.md#liveness-lock), judged only from its
  * `session.lock`: retention and the abandoned-session sweep must never touch a live session.
  */
 import { Effect } from "effect"
 import { join } from "node:path"
 import { SessionFs } from "./SessionFs.ts"
 
-/** Name of the liveness lock file inside a session directory (spec §1.8). */
+/** Name of the liveness lock file inside a session directory (docs/format.md#session-lock). */
 export const SESSION_LOCK_FILE = "session.lock"
 
 /**

@@ -1,5 +1,5 @@
 /**
- * On-disk validation of a matrix specification (spec §3.9.2 `validate_workspace`): every
+ * On-disk validation of a matrix specification (docs/matrix.md#spec `validate_workspace`): every
  * task workspace and declared input must exist inside the workspace root once all links are
  * resolved. The pure rules (relative paths, no `..`) live in `Matrix.validateSpec`; this
  * module adds what needs the file system, and reaches it only through `SessionFs`.
@@ -34,7 +34,7 @@ const typeOf = (fs: SessionFs["Service"], path: string) =>
   Effect.map(fs.lstat(path), Option.match({ onNone: () => "missing", onSome: (info) => info.type }))
 
 /**
- * Checks a spec against the workspace `root` (spec §3.9.2): the root is canonicalised; each
+ * Checks a spec against the workspace `root` (docs/matrix.md#spec): the root is canonicalised; each
  * task's workspace, resolved against it with every link followed, must be the root or below
  * it and be a directory; each input, resolved against the task's canonical workspace, must
  * land inside the root and be a regular file. A link that escapes the root is rejected, one

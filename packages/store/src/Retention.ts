@@ -1,5 +1,5 @@
 /**
- * Retention of session stores (spec §3.5 with the §7 fixes): the abandoned-session sweep, the
+ * Retention of session stores (docs/log.md#retention, with the fixes of docs/differences.md#retention): the abandoned-session sweep, the
  * count and age limits, pins, close-path eviction of empty stores and removal of the legacy
  * folders. Which sessions go is decided by the pure planner in `@logbook/domain`
  * (`planRetention`); this service finds the candidates and performs the removals.
@@ -36,7 +36,7 @@ import { pathsForDir } from "./SessionPaths.ts"
 import { StoreIoError } from "./StoreError.ts"
 import type { StoreError } from "./StoreError.ts"
 
-/** Name of the pin sidecar inside a session directory (spec §1.9). */
+/** Name of the pin sidecar inside a session directory (docs/format.md#retention-pin). */
 export const RETENTION_PIN_FILE = "retention-pin.json"
 
 /** Options of the retention operations that skip one session. */
@@ -63,7 +63,7 @@ export interface RetentionReport {
 /** The operations of {@link Retention}; every one takes the sessions root first. */
 export interface RetentionApi {
   /**
-   * `apply_retention_preserving` (spec §3.5.3): empties leftover trash, runs the abandoned sweep,
+   * `apply_retention_preserving` (docs/log.md#retention-run): empties leftover trash, runs the abandoned sweep,
    * enumerates candidates, then removes Phase 0 (completed, zero turns), Phase 1 (oldest surplus
    * over `maxSessions`) and Phase 2 (older than `maxAgeDays`, disabled at 0). A missing root, a
    * symlinked root or a root that is not a directory yields an empty report and touches nothing.
@@ -75,7 +75,7 @@ export interface RetentionApi {
     options?: RetentionOptions
   ) => Effect.Effect<RetentionReport, StoreError>
   /**
-   * `mark_abandoned_active_sessions` (spec §3.5.4): flips `active` manifests whose `updated_at`
+   * `mark_abandoned_active_sessions` (docs/log.md#retention-run): flips `active` manifests whose `updated_at`
    * is older than `maxAgeDays` to `completed` (unknown keys and `updated_at` kept, pretty-printed,
    * atomic private write that refuses a planted link), skipping the preserved, pinned and live
    * sessions. `maxAgeDays` 0 disables it. Returns the directory names it marked.
@@ -86,7 +86,7 @@ export interface RetentionApi {
     options?: RetentionOptions
   ) => Effect.Effect<ReadonlyArray<string>, StoreError>
   /**
-   * Pins a session (spec §1.9, §7 item 6): writes `retention-pin.json` =
+   * Pins a session (docs/format.md#retention-pin, docs/differences.md): writes `retention-pin.json` =
    * `{"reason","pinned_at"}` atomically with mode 0600. Fails `ENOENT`/`ENOTDIR` when the
    * session is not a real directory below the root (it is never created).
    */
@@ -95,17 +95,17 @@ export interface RetentionApi {
   readonly unpin: (sessionsDir: string, sessionId: string) => Effect.Effect<boolean, StoreIoError>
   /** Whether the session is a real directory whose `retention-pin.json` is a regular file. */
   readonly isPinned: (sessionsDir: string, sessionId: string) => Effect.Effect<boolean, StoreIoError>
-  /** Directory names of the pinned sessions, sorted (spec §7 item 16); a missing root gives `[]`. */
+  /** Directory names of the pinned sessions, sorted (docs/differences.md); a missing root gives `[]`. */
   readonly pinnedSessions: (sessionsDir: string) => Effect.Effect<ReadonlyArray<string>, StoreIoError>
   /**
-   * Close-path hygiene (spec §3.5.5): removes the session if it is a real directory, not pinned,
+   * Close-path hygiene (docs/log.md#retention-other): removes the session if it is a real directory, not pinned,
    * not live, and its manifest says `completed` with zero turns; `true` when it was removed.
    *
    * **Gotchas**: the host must release its own handle first — its own lock makes it live.
    */
   readonly evictZeroTurnCompletedStore: (sessionsDir: string, sessionId: string) => Effect.Effect<boolean, StoreError>
   /**
-   * `gc_legacy` (spec §3.5.5): removes the legacy `history/` and `logs/` folders beside the
+   * `gc_legacy` (docs/log.md#retention-other): removes the legacy `history/` and `logs/` folders beside the
    * sessions root, returning the bytes of the regular files they held. A link in their place is
    * unlinked (never followed); links inside are not followed; `checkpoints/` is never touched.
    *
@@ -160,7 +160,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
     )
 
   /**
-   * Spec §3.5.2 for one directory entry: `None` unless it is a real directory, not pinned, not
+   * docs/log.md#retention-candidates for one directory entry: `None` unless it is a real directory, not pinned, not
    * live, with a readable valid manifest whose status is not `active`. Only the entry's own
    * `lstat` error is returned; every other problem skips it.
    */

@@ -1,8 +1,8 @@
 /**
  * The file-system seam of the store: the only module (with its `internal/fs*` helpers) that
- * touches `node:fs`. Its interface is deliberately narrow — exactly the primitives of spec §1.2
+ * touches `node:fs`. Its interface is deliberately narrow — exactly the primitives of docs/format.md#permissions
  * (symlink-safe directory ensure, no-follow opens, append, atomic private write, tree removal
- * that never follows links) and §1.8/§3.3.14 (the liveness lock) — so that every crash window
+ * that never follows links) and docs/format.md#session-lock, docs/log.md#liveness-lock (the liveness lock) — so that every crash window
  * of EventLog and Retention can be reached through the fault-injecting layer without root.
  *
  * Paths may be absolute or relative (resolved against the working directory); any `..`
@@ -51,7 +51,7 @@ export type LockResult =
   | { readonly _tag: "HeldElsewhere" }
   | { readonly _tag: "Unavailable"; readonly reason: string }
 
-/** Outcome of probing a lock without taking it (spec §3.3.14): the file is absent, held, or free. */
+/** Outcome of probing a lock without taking it (docs/log.md#liveness-lock): the file is absent, held, or free. */
 export type LockProbe = "absent" | "held" | "free"
 
 /** Options of `SessionFs.stream`: byte range `[start, end)` (default whole file) and chunk size. */
@@ -64,7 +64,7 @@ export interface StreamOptions {
 /** The operations of `SessionFs`. */
 export interface SessionFsApi {
   /**
-   * §1.2 safe directory ensure: refuses `..`, a symlinked final component, a symlinked ancestor
+   * docs/format.md#permissions safe directory ensure: refuses `..`, a symlinked final component, a symlinked ancestor
    * resolving outside its canonical parent, and existing non-directories; creates missing
    * components `0700`; always forces `0700` on the final directory.
    */
@@ -80,12 +80,12 @@ export interface SessionFsApi {
    */
   readonly stream: (path: string, options?: StreamOptions) => Stream.Stream<Uint8Array, StoreIoError>
   /**
-   * §1.2 no-follow read: ancestors validated, `O_NOFOLLOW`, must be a regular file. Missing →
+   * docs/format.md#permissions no-follow read: ancestors validated, `O_NOFOLLOW`, must be a regular file. Missing →
    * `None`; a symlink is an error (`ELOOP`), never "missing".
    */
   readonly readFileNoFollow: (path: string) => Effect.Effect<Option.Option<Uint8Array>, StoreIoError>
   /**
-   * §1.2 atomic private write: parent ensured, destination must not be a symlink or non-file,
+   * docs/format.md#permissions atomic private write: parent ensured, destination must not be a symlink or non-file,
    * exclusive `0600` temp sibling `.<base>.<pid>.<nanos>.<attempt>.tmp`, write, fsync, close,
    * rename, fsync the parent directory; the temp file is removed on any failure.
    *
@@ -112,7 +112,7 @@ export interface SessionFsApi {
   readonly removeFile: (path: string) => Effect.Effect<boolean, StoreIoError>
   /** Removes a tree without following any link inside it (links are unlinked); missing is success. */
   readonly removeTree: (path: string) => Effect.Effect<void, StoreIoError>
-  /** §1.2 create-if-absent private file: creates an empty `0600` file, accepts an existing regular file. */
+  /** docs/format.md#permissions create-if-absent private file: creates an empty `0600` file, accepts an existing regular file. */
   readonly createFileIfAbsent: (path: string) => Effect.Effect<void, StoreIoError>
   /**
    * Creates the lock file if absent, opens it read/write without following links and takes a

@@ -1,5 +1,5 @@
 /**
- * One shared state per session directory per process (spec §3.2). Two handles on the same
+ * One shared state per session directory per process (docs/log.md#shared-state). Two handles on the same
  * session share counters, turn numbering and the append buffer; the last release publishes
  * metadata, closes the file and releases `session.lock`.
  */

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 
 /**
- * An I/O failure on a session-store path (spec §5 `Io`). `code` is the OS error code (`ENOENT`,
+ * An I/O failure on a session-store path (the reference store's `Io` error kind). `code` is the OS error code (`ENOENT`,
  * `ELOOP`, `EIO`, `ENOSPC`, `EACCES`, `EINVAL`, …) or a store-specific code such as
  * `UNEXPECTED_EOF` for a short read; `detail` is the human-readable cause; `operation` names the
  * `SessionFs` method that failed.
@@ -23,7 +23,7 @@ export class StoreIoError extends Schema.TaggedError<StoreIoError>()("StoreIoErr
 }
 
 /**
- * Creating or securing a session directory failed (spec §5 `CreateDir`): a `..` component, a
+ * Creating or securing a session directory failed (the reference store's `CreateDir` error kind): a `..` component, a
  * symlinked final component, a symlinked ancestor escaping its parent, an existing non-directory,
  * or an OS error while creating or chmod-ing.
  */

@@ -1,5 +1,5 @@
 /**
- * Cap rewrite under injected faults (spec §3.3.9 crash windows, DESIGN §9): every system call
+ * Cap rewrite under injected faults (docs/log.md#cap-eviction crash windows, docs/testing.md): every system call
  * made by an append that triggers a rewrite is failed in turn (EIO), torn (for writes), or
  * followed by a simulated power loss. After each, the live handle either keeps working with an
  * in-memory view a rescan agrees with, or reports itself unusable; and a reopen always finds

@@ -1,6 +1,6 @@
 /**
- * The crash windows of a cap rewrite one by one (spec §3.3.9 "Crash windows", §3.3.1 marker
- * handling, §3.3.8 turn-base inference, §7 item 13): a power loss just before each rename of
+ * The crash windows of a cap rewrite one by one (docs/log.md#cap-eviction "Crash windows", docs/log.md#open marker
+ * handling, docs/log.md#index-validity turn-base inference, docs/differences.md#turn-base): a power loss just before each rename of
  * the rewrite, a reference-format marker, a garbage marker, and a rewrite whose marker and new
  * metadata were both lost.
  */
@@ -198,7 +198,7 @@ describe("CapRewrite crash windows", () => {
       }))
     }).pipe(Effect.provide(storeLayer)))
 
-  // Spec §7 item 13: the open measures the leading run of matrix checkpoints, so rule 2 of the
+  // docs/differences.md#turn-base: the open measures the leading run of matrix checkpoints, so rule 2 of the
   // turn-base inference cuts exactly where the rewrite did.
   it.effect("a rewrite whose marker and new metadata were lost still numbers retained turns exactly", () =>
     Effect.gen(function*() {

@@ -1,5 +1,5 @@
 /**
- * Cap eviction end to end (spec §3.3.9–3.3.10, §7 items 13–15, 19, 23): hysteresis keeps the
+ * Cap eviction end to end (docs/log.md#cap-eviction, docs/log.md#summary-hook, docs/differences.md): hysteresis keeps the
  * number of rewrites proportional to turns / (10 % of the cap); the byte budget; the open
  * turn is never evicted; matrix checkpoints survive any number of rewrites; retained turns
  * reconstruct exactly; evicted turns report `TurnEvicted`; a failing summary hook changes
@@ -370,7 +370,7 @@ describe("CapRewrite", () => {
             yield* log.flush
             const range = ranges[rewritesBefore]
             if (range !== undefined) {
-              // Spec §3.3.9 step 6 on the model: cut after the last evicted turn's last line,
+              // docs/log.md#cap-eviction on the model: cut after the last evicted turn's last line,
               // re-insert the last evicted snapshot per id unless the rest has one, sorted by id.
               const cut = model.findLastIndex((l) => l.turn === range.lastTurn) + 1
               const evicted = model.slice(0, cut)
@@ -659,7 +659,7 @@ describe("CapRewrite", () => {
         const summary = JSON.parse(fs.readFileSync(path.join(dir, "derived", name), "utf8"))
         // Countable: matrix, thread.started and turn 1's four scan-countable lines.
         assert.strictEqual(range.countedLines, 6)
-        // Decoded: the same minus the `item: 42` line (spec §7 item 15: both are reported).
+        // Decoded: the same minus the `item: 42` line (docs/differences.md: both are reported).
         assert.deepStrictEqual(summary, {
           session_id: "sum",
           evicted_event_count: 5,

@@ -1,5 +1,5 @@
 /**
- * EventLog under injected I/O faults (DESIGN §9): every system call of an append + flush
+ * EventLog under injected I/O faults (docs/testing.md): every system call of an append + flush
  * workload fails in turn, once (a transient error the caller retries) or from then on followed
  * by a simulated power loss (the process "dies"); writes are torn at every byte; and every call
  * of a recovering open fails in turn. Whatever the instant: the error is a typed value, nothing

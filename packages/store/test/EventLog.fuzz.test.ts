@@ -1,11 +1,11 @@
 /**
  * Fuzz suite of the event log (issue 7): a session whose `events.jsonl` mixes real turns with
- * 20 000 fuzzed lines (`domain/test/fixtures/fuzz.ts`) is opened by rescan, every retained turn
+ * 20 000 fuzzed lines (`@logbook/testkit` FuzzLines) is opened by rescan, every retained turn
  * is reconstructed, and `appendUnknown` is fed fuzzed values. The expected state comes from the
  * domain classifier and lifecycle reducer run over the raw bytes (`fixtures/eventlogOracle.ts`);
  * reconstruction is checked against the scan's line rules (strict UTF-8, Rust `trim`, blank
  * lines ignored, every other line either decodes or counts as skipped), written here
- * independently of the store. The reference reads lines lossily there (spec §3.3.11); reading
+ * independently of the store. The reference reads lines lossily there (docs/log.md#reconstruct); reading
  * them as the scan does keeps an event the scan skipped (invalid UTF-8) out of the turn.
  *
  * Scale with `LOGBOOK_FUZZ_STORE_LINES` and `LOGBOOK_FUZZ_APPENDS`, vary with `LOGBOOK_FUZZ_SEED`.
@@ -21,9 +21,7 @@ import {
   isIndexConsistent,
   isIndexValid
 } from "@logbook/domain"
-import { Cause, Effect, Exit, Result } from "effect"
-import * as fs from "node:fs"
-import type { FuzzLine, Prng } from "../../domain/test/fixtures/fuzz.ts"
+import type { FuzzLine, Prng } from "@logbook/testkit"
 import {
   envInt,
   lossyText,
@@ -34,7 +32,9 @@ import {
   rustTrim,
   strictText,
   utf8Bytes
-} from "../../domain/test/fixtures/fuzz.ts"
+} from "@logbook/testkit"
+import { Cause, Effect, Exit, Result } from "effect"
+import * as fs from "node:fs"
 import type { SessionLog } from "../src/EventLog.ts"
 import { InvalidEvent } from "../src/EventLogError.ts"
 import type { SessionPaths } from "../src/SessionPaths.ts"
@@ -409,7 +409,7 @@ describe("EventLog fuzz", () => {
       const got = yield* Effect.scoped(Effect.gen(function*() {
         const log = yield* openLog(root, "trim", UNCAPPED)
         const manifest = yield* log.manifest
-        // The scan counts the NEL-edged line and skips the BOM one (spec §3.3.4 step 1).
+        // The scan counts the NEL-edged line and skips the BOM one (docs/log.md#rescan).
         assert.strictEqual(manifest.event_count, 3)
         return yield* log.reconstructTurn(1)
       }))

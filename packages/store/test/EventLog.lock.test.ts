@@ -1,5 +1,5 @@
 /**
- * The liveness lock as EventLog uses it (spec §3.3.14, §7 item 3): reported `lockState`,
+ * The liveness lock as EventLog uses it (docs/log.md#liveness-lock, docs/differences.md#ofd-locks): reported `lockState`,
  * sharing within one process, another process holding `session.lock` (a spawned child) with
  * and without `requireExclusive`, and release when the last handle closes.
  */

@@ -1,6 +1,6 @@
 /**
- * EventLog open paths (spec §3.3.1): the O(1) fast path over valid metadata, the rescan for
- * every invalidating condition of §3.3.1 d, cap-marker handling on open, torn-tail repair,
+ * EventLog open paths (docs/log.md#open): the O(1) fast path over valid metadata, the rescan for
+ * every fast-path condition of docs/log.md#open, cap-marker handling on open, torn-tail repair,
  * truncation at every byte of the last two lines, and zero-filled or garbage tails. Every
  * outcome is checked against the independent oracle in `fixtures/eventlogOracle.ts`.
  */
@@ -180,7 +180,7 @@ describe("EventLog open", () => {
         editIndex(p, (es) => es.map((e, i) => i === 0 ? { ...e, turn_number: 0 } : e))
       }],
       ["the first index turn is not the retained base", (p) => {
-        // The manifest's retained_turn_base is authoritative for the rescan (spec §3.3.8 rule 3).
+        // The manifest's retained_turn_base is authoritative for the rescan (docs/log.md#turn-base rule 3).
         setManifest(p, { event_count: POISON, retained_turn_base: 2 })
       }, false],
       ["the last index turn does not match turn_count", (p) => {
@@ -384,7 +384,7 @@ describe("EventLog open", () => {
         const len = fs.statSync(paths.events).size
         const from = splitRaw(fs.readFileSync(paths.events)).slice(-2)[0]?.offset ?? len
         const cuts = Array.from({ length: len - from + 1 }, (_, i) => from + i)
-        // Turn numbers are not checked here: with persisted_file_len > file length, spec §3.3.8 rule 2
+        // Turn numbers are not checked here: with persisted_file_len > file length, docs/log.md#turn-base rule 2
         // reads the shortfall as a prefix removed by a marker-less cap rewrite, so a cut deeper than
         // the first turn's start renumbers the retained turns (reported to the lead; domain rule).
         yield* truncationLoop(paths, base, "described", cuts, false)

@@ -1,5 +1,5 @@
 /**
- * Planted symbolic links (spec §1.2, DESIGN §1 principle 6): at the session directory, its
+ * Planted symbolic links (docs/format.md#permissions: never follow a link, never leave the root): at the session directory, its
  * `index/` and `derived/`, `events.jsonl`, `manifest.json`, `index/turns.json` and
  * `session.lock`, before open and while a session is open. Nothing outside the root may be
  * read into the session, written or created; refusals are typed errors and leave neither a

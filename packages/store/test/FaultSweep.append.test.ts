@@ -1,5 +1,5 @@
 /**
- * Fault sweep over append + flush (DESIGN §9): a workload with a turn-boundary barrier, a 64 KiB
+ * Fault sweep over append + flush (docs/testing.md): a workload with a turn-boundary barrier, a 64 KiB
  * buffer spill in the middle of a turn and an explicit flush runs once per injected fault —
  * every system call failing with ENOSPC, EIO and EACCES, every call starting a power loss, every
  * write torn (then carrying on, killed, or losing power). After each: errors are typed values;

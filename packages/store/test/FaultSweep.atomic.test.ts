@@ -1,5 +1,5 @@
 /**
- * Fault sweep over the atomic private write (spec §1.2, DESIGN §9) as the store uses it on a
+ * Fault sweep over the atomic private write (docs/format.md#permissions, docs/testing.md) as the store uses it on a
  * session: replacing `manifest.json`, replacing `index/turns.json`, and creating the cap-rewrite
  * marker. Every call fails with ENOSPC, EIO and EACCES, every call starts a power loss, every
  * write is torn (then carrying on, killed, or losing power). After each: the error is a typed

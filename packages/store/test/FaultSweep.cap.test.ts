@@ -1,5 +1,5 @@
 /**
- * Fault sweep over a cap rewrite (spec §3.3.9, DESIGN §9): the trigger is a `turn.completed`
+ * Fault sweep over a cap rewrite (docs/log.md#cap-eviction, docs/testing.md): the trigger is a `turn.completed`
  * that crosses `maxEvents`, so one append runs the barrier and then the whole rewrite (summary
  * hook, marker, atomic replace of `events.jsonl` with a matrix checkpoint in front, index,
  * manifest, marker removal), followed by one more turn and a flush. Every call fails with

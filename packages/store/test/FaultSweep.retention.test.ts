@@ -1,5 +1,5 @@
 /**
- * Fault sweep over retention removal (spec §3.5, DESIGN §9): a root with sessions to keep (two
+ * Fault sweep over retention removal (docs/log.md#retention, docs/testing.md): a root with sessions to keep (two
  * recent, one pinned), old completed and abandoned sessions to remove (each with links pointing
  * outside the root) and a link in the root itself. `Retention.apply` runs once per injected
  * fault — every call failing with ENOSPC, EIO and EACCES, every call starting a power loss, every

@@ -1,5 +1,5 @@
 /**
- * The liveness lock (spec §1.8, §3.3.14) through SessionFs.tryLock / probeLock and
+ * The liveness lock (docs/format.md#session-lock, docs/log.md#liveness-lock) through SessionFs.tryLock / probeLock and
  * isSessionLive, within one process and against a separate lock-holding process.
  */
 import { assert, describe, it } from "@effect/vitest"

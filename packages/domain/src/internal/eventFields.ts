@@ -1,6 +1,6 @@
 /**
  * Field-level codecs shared by the ThreadEvent and ThreadItem schemas. Each one encodes a
- * serde rule of the reference contract (spec §2.1) so the wire stays byte-compatible:
+ * serde rule of the reference contract (docs/format.md#canonical-encoding) so the wire stays byte-compatible:
  * `Option<T>` fields omitted when absent (and `null` read as absent), `Option<T>` fields
  * written as `null`, `#[serde(default)]` fields always written, `#[serde(other)]` enums
  * that read any other string as `unknown`, and null-tolerant counters.

@@ -1,5 +1,5 @@
 /**
- * Wire-format building blocks of the goal snapshot (spec §3.8.2): the tolerant
+ * Wire-format building blocks of the goal snapshot (docs/goals.md#goal-tracker): the tolerant
  * status / phase / event spellings and the field codecs that reproduce the reference's
  * serde attributes (`Option` read as null when absent, `skip_serializing_if` omissions,
  * `#[serde(default)]`). Kept private so `GoalTracker.ts` reads as the state machine only.
@@ -79,7 +79,7 @@ const eventSpellings: ReadonlyMap<string, GoalEventValue> = new Map<string, Goal
 export const goalStatusFromWire = (wire: string): GoalStatusValue => statusSpellings.get(wire) ?? "user_paused"
 
 /**
- * Tolerant phase decoding (spec §7 item 12): snake_case and PascalCase. An unknown phase
+ * Tolerant phase decoding (docs/differences.md): snake_case and PascalCase. An unknown phase
  * decodes as `executing`, so that restoring the snapshot treats the goal as interrupted
  * mid-work (idle + paused) instead of guessing it was quiescent and letting it drive itself.
  */

@@ -1,6 +1,6 @@
 /**
  * Private rules shared by the matrix transitions and snapshot validation: spec validation
- * (spec §3.9.2), verification-evidence checks (§3.9.5), status helpers and the canonical
+ * (docs/matrix.md#spec), verification-evidence checks (docs/matrix.md#state), status helpers and the canonical
  * spec key used to detect a changed specification during replay.
  */
 import { Result } from "effect"
@@ -18,7 +18,7 @@ import type {
 import type { MatrixSpec, MatrixTaskSpec } from "../MatrixSpec.ts"
 import { MATRIX_U32_MAX } from "../MatrixSpec.ts"
 
-/** Messages with the reference's wording (spec §5); tests and hosts may match on them. */
+/** Messages with VT Code's wording; tests and hosts may match on them. */
 export const messages = {
   needsIdAndTasks: "matrix needs an ID and tasks",
   cycle: "dependency cycle",
@@ -129,7 +129,7 @@ const hasCycle = (spec: MatrixSpec): boolean => {
   return marked !== spec.tasks.length
 }
 
-/** Every rule of spec §3.9.2 that needs no file system; the first violation wins. */
+/** Every rule of docs/matrix.md#spec that needs no file system; the first violation wins. */
 export const specProblem = (spec: MatrixSpec): string | undefined => {
   if (isBlank(spec.id) || spec.tasks.length === 0) return messages.needsIdAndTasks
   const pools = poolsOf(spec)

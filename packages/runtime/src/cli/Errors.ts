@@ -1,10 +1,14 @@
 /**
  * The CLI's own errors and the one place where every error becomes an exit code and a message
- * that says what was wrong and what to do. Expected errors are printed as one line, never as a
- * stack trace; only defects (bugs) print their cause.
+ * that says what was wrong and what to do. The messages are an exhaustive `Match` over the
+ * failure union of the whole command tree, so a command that gains a new error does not compile
+ * until the error has its line and exit code here. Expected errors are printed as one line, never
+ * as a stack trace; only defects (bugs) print their cause.
  */
-import { Cause, Schema } from "effect"
+import { Cause, Match, Result, Schema } from "effect"
+import type { Command } from "effect/cli"
 import { CliError } from "effect/cli"
+import type { logbookCli } from "../Cli.ts"
 
 /** The exit codes of `logbook` (also listed in `logbook --help`). */
 export const ExitCode = {
@@ -58,41 +62,13 @@ export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandF
   }
 }
 
-const tagOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
-    ? error._tag
-    : undefined
+/** Every error a `logbook` command can fail with (the union of the command tree's error types). */
+export type LogbookFailure = Command.Error<typeof logbookCli>
 
-const field = (error: unknown, name: string): string => {
-  if (typeof error !== "object" || error === null || !(name in error)) return ""
-  const value: unknown = Reflect.get(error, name)
-  return typeof value === "string" || typeof value === "number" ? String(value) : ""
-}
-
-/**
- * The exit code for a failure: usage errors 2, unknown session or turn 3, evicted turn 4,
- * integrity problems (verify findings, a matrix history that does not replay) 5, everything
- * else 1. Help shown without errors is 0.
- */
-export const exitCodeOf = (error: unknown): number => {
-  if (CliError.isCliError(error)) {
-    return error._tag === "ShowHelp" && error.errors.length === 0 ? ExitCode.ok : ExitCode.usage
-  }
-  switch (tagOf(error)) {
-    case "UsageError":
-      return ExitCode.usage
-    case "SessionNotFound":
-    case "TurnNotFound":
-      return ExitCode.notFound
-    case "TurnEvicted":
-      return ExitCode.evicted
-    case "IntegrityProblems":
-    case "MatrixReplayFailed":
-    case "CorruptFile":
-      return ExitCode.integrity
-    default:
-      return ExitCode.failure
-  }
+/** How one expected failure is shown: a line saying what was wrong and what to do, and the exit code. */
+export interface RenderedFailure {
+  readonly line: string
+  readonly exitCode: number
 }
 
 const ioHint = (code: string, path: string): string => {
@@ -112,58 +88,98 @@ const ioHint = (code: string, path: string): string => {
   }
 }
 
-/**
- * The message for an expected error: what was wrong, then what to do, on one line. `undefined`
- * for errors that are not expected (the caller prints the cause as a defect).
- */
-export const describeError = (error: unknown): string | undefined => {
-  const message = error instanceof Error ? error.message : ""
-  switch (tagOf(error)) {
-    case "SessionNotFound":
-      return `${message}; list sessions with \`logbook sessions\` (or point --workspace / --sessions-dir at another store)`
-    case "TurnNotFound":
-      return `${message}; \`logbook show ${field(error, "session")}\` lists the retained turns`
-    case "TurnEvicted":
-      return `${message}; \`logbook show ${field(error, "session")}\` lists the retained turns`
-    case "StoreIoError":
-    case "CreateDirError":
-      return `${message}; ${ioHint(field(error, "code"), field(error, "path"))}`
-    case "SessionLocked":
-      return `${message.split(";")[0]}; wait for that process to finish (or stop it) and retry`
-    case "InvalidInputLine": {
-      const appended = Number(field(error, "appended"))
-      const line = Number(field(error, "line"))
-      const before = line > 1
-        ? `lines 1-${line - 1} were appended and flushed (${appended} events)`
-        : "nothing was appended"
-      return `${message}; ${before}, nothing after line ${line} was read — fix that line and pipe it and the rest again`
-    }
-    case "InvalidEvent":
-      return `${message}; expected a ThreadEvent (spec §2) as one JSON object per line`
-    case "SummaryHookFailed":
-      return `${message}; the events were kept — check that the session's derived/ directory is writable`
-    case "IntegrityProblems":
-      return `${message}; opening the session for writing (e.g. \`logbook append ${
-        field(error, "session")
-      } < /dev/null\`) rebuilds the metadata and terminates a torn tail — malformed lines stay in the log and are skipped`
-    case "PlatformError":
-      return `${message}; check that the input and output streams are open`
-    case "CorruptFile":
-      return message
-    default:
-      // The CLI's own errors (UsageError, CommandFailed, MatrixReplayFailed, …) carry their hint.
-      return field(error, "hint") === "" ? undefined : `${message}; ${field(error, "hint")}`
-  }
-}
+const retainedTurnsHint = (session: string): string => `\`logbook show ${session}\` lists the retained turns`
+
+const rendered = (exitCode: number, what: string, todo?: string): RenderedFailure => ({
+  line: todo === undefined ? what : `${what}; ${todo}`,
+  exitCode
+})
 
 /**
- * One line (or a defect report) for a failure cause: the expected error's message and hint, or
- * the pretty cause of an unexpected one. CLI parse errors were already shown with the usage.
+ * The line and exit code of every expected failure: not found 3, evicted 4, integrity problems
+ * (verify findings, a matrix history that does not replay, a corrupt goal or progress file) 5,
+ * everything else 1.
  */
-export const renderCause = (cause: Cause.Cause<unknown>): string | undefined => {
-  const error = Cause.squash(cause)
-  if (CliError.isCliError(error)) return undefined
-  const described = describeError(error)
-  if (described !== undefined) return `logbook: ${described}`
-  return `logbook: unexpected error (a bug; please report it with the command you ran):\n${Cause.pretty(cause)}`
+export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.type<LogbookFailure>().pipe(
+  Match.tagsExhaustive({
+    SessionNotFound: (e) =>
+      rendered(
+        ExitCode.notFound,
+        e.message,
+        "list sessions with `logbook sessions` (or point --workspace / --sessions-dir at another store)"
+      ),
+    TurnNotFound: (e) => rendered(ExitCode.notFound, e.message, retainedTurnsHint(e.session)),
+    TurnEvicted: (e) => rendered(ExitCode.evicted, e.message, retainedTurnsHint(e.session)),
+    StoreIoError: (e) => rendered(ExitCode.failure, e.message, ioHint(e.code, e.path)),
+    CreateDirError: (e) => rendered(ExitCode.failure, e.message, ioHint(e.code, e.path)),
+    SessionLocked: (e) =>
+      rendered(
+        ExitCode.failure,
+        `session ${e.session} is open in another process (lock held on ${e.path})`,
+        "wait for that process to finish (or stop it) and retry"
+      ),
+    InvalidInputLine: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        `${
+          e.line > 1 ? `lines 1-${e.line - 1} were appended and flushed (${e.appended} events)` : "nothing was appended"
+        }, nothing after line ${e.line} was read — fix that line and pipe it and the rest again`
+      ),
+    InvalidEvent: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "expected a ThreadEvent (see docs/format.md in the Logbook repository) as one JSON object per line"
+      ),
+    SummaryHookFailed: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "the events were kept — check that the session's derived/ directory is writable"
+      ),
+    IntegrityProblems: (e) =>
+      rendered(
+        ExitCode.integrity,
+        e.message,
+        `opening the session for writing (e.g. \`logbook append ${e.session} < /dev/null\`) rebuilds the metadata and ` +
+          "terminates a torn tail — malformed lines stay in the log and are skipped"
+      ),
+    MatrixReplayFailed: (e) => rendered(ExitCode.integrity, e.message, e.hint),
+    // The message already says what to do (move the file aside or restore it).
+    CorruptFile: (e) => rendered(ExitCode.integrity, e.message),
+    CommandFailed: (e) => rendered(ExitCode.failure, e.detail, e.hint),
+    PlatformError: (e) => rendered(ExitCode.failure, e.message, "check that the input and output streams are open")
+  })
+)
+
+/** The exit code of a parse error or help request: 0 for help shown on request, else 2. */
+const cliErrorExitCode = (error: CliError.CliError): number =>
+  error._tag === "ShowHelp" && error.errors.length === 0 ? ExitCode.ok : ExitCode.usage
+
+/**
+ * The exit code for a failure of the command tree, or for a parse error / help request from
+ * `effect/cli` (usage 2; help shown on request 0).
+ */
+export const exitCodeOf = (error: LogbookFailure | CliError.CliError): number =>
+  CliError.isCliError(error) ? cliErrorExitCode(error) : renderFailure(error).exitCode
+
+/**
+ * What to print and which code to exit with for a failure cause: the expected error's line (none
+ * for CLI parse errors, already shown with the usage), or the pretty cause of a defect (exit 1).
+ */
+export const renderCause = (
+  cause: Cause.Cause<LogbookFailure | CliError.CliError>
+): { readonly text: string | undefined; readonly exitCode: number } => {
+  const found = Cause.findError(cause)
+  if (Result.isFailure(found)) {
+    return {
+      text: `logbook: unexpected error (a bug; please report it with the command you ran):\n${Cause.pretty(cause)}`,
+      exitCode: ExitCode.failure
+    }
+  }
+  const error = found.success
+  if (CliError.isCliError(error)) return { text: undefined, exitCode: cliErrorExitCode(error) }
+  const { exitCode, line } = renderFailure(error)
+  return { text: `logbook: ${line}`, exitCode }
 }

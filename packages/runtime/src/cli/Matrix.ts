@@ -1,6 +1,6 @@
 /**
  * `logbook matrix show <session>`: the matrix orchestration state of a session as replayed from
- * its `matrix.updated` checkpoints (spec §3.9.6) — lifecycle, revision, generation and every
+ * its `matrix.updated` checkpoints (docs/matrix.md#replay) — lifecycle, revision, generation and every
  * task with its status and attempts. Read-only: the session is not opened. Replay fails closed,
  * and so does the command: an invalid history is an integrity problem (exit 5) with the reason.
  */

@@ -1,5 +1,5 @@
 /**
- * `logbook retention run|sweep|pin|unpin`: the store's retention operations (spec §3.5), printing
+ * `logbook retention run|sweep|pin|unpin`: the store's retention operations (docs/log.md#retention), printing
  * what was — or with `--dry-run`, would be — changed. The dry run applies the same pure planner
  * the Retention service uses to the same candidates (direct children that are not preserved,
  * pinned, live or unreadable), with the abandoned-session sweep simulated first.

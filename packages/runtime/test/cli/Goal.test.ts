@@ -1,36 +1,24 @@
-import * as NodeServices from "@effect/platform-node/NodeServices"
+/**
+ * `logbook goal show` and `progress show` in-process: the stored goal and ledger as text and
+ * JSON, a session without a goal, a corrupt goal file (exit 5) and an unknown session (exit 3).
+ */
 import { assert, describe, it } from "@effect/vitest"
 import { GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
-import { SessionFs } from "@logbook/store"
-import { Effect, Exit, Layer, Sink, Stdio } from "effect"
-import { Command } from "effect/cli"
+import { tempDir } from "@logbook/testkit"
+import { Effect } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { exitCodeOf } from "../../src/cli/Errors.ts"
-import { goalCommand, progressCommand } from "../../src/cli/Goal.ts"
-import { CLI_VERSION, rootCommand } from "../../src/cli/Root.ts"
 import { SessionMemory, storeLayerNode } from "../../src/SessionMemory.ts"
+import { logbook } from "./inProcess.ts"
 
-const cli = rootCommand.pipe(Command.withSubcommands([goalCommand, progressCommand]))
-
+/** Runs `logbook <args>` in-process and returns its stdout, failing the test on a non-zero exit. */
 const run = (args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const out: Array<string> = []
-    const decoder = new TextDecoder()
-    const stdio = Stdio.layerTest({
-      stdout: () =>
-        Sink.forEach((chunk: string | Uint8Array) =>
-          Effect.sync(() => out.push(typeof chunk === "string" ? chunk : decoder.decode(chunk)))
-        )
-    })
-    yield* Command.runWith(cli, { version: CLI_VERSION })(args).pipe(
-      Effect.provide(Layer.mergeAll(SessionFs.layerNode, Layer.merge(NodeServices.layer, stdio)))
-    )
-    return out.join("")
+  Effect.map(logbook(args), (r) => {
+    assert.strictEqual(r.exitCode, 0, r.stderr)
+    return r.stdout
   })
 
-const tempWorkspace = () => fs.mkdtempSync(path.join(os.tmpdir(), "logbook-goal-cli-"))
+const tempWorkspace = () => tempDir("goal-cli")
 
 /** A session with a goal paused once and a ledger with two milestones. */
 const recordGoal = (workspace: string) =>
@@ -53,7 +41,7 @@ const recordGoal = (workspace: string) =>
 describe("logbook goal and progress", () => {
   it.effect("goal show prints the stored goal with its status, budget and history", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       yield* recordGoal(workspace)
       const text = yield* run(["--workspace", workspace, "goal", "show", "goal-cli"])
       assert.include(text, "Goal g-1 of session goal-cli")
@@ -67,7 +55,7 @@ describe("logbook goal and progress", () => {
 
   it.effect("progress show prints the ledger as Markdown and --json as stored", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       yield* recordGoal(workspace)
       const text = yield* run(["--workspace", workspace, "progress", "show", "goal-cli"])
       assert.include(text, "# Session Progress")
@@ -79,7 +67,7 @@ describe("logbook goal and progress", () => {
 
   it.effect("a session without a goal says so, and --json prints null", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       yield* Effect.provide(
         SessionMemory.use((m) => m.append({ type: "turn.started" })),
         SessionMemory.layer({ workspace, sessionId: "plain", retention: false })
@@ -90,28 +78,21 @@ describe("logbook goal and progress", () => {
 
   it.effect("a corrupt goal file is an integrity problem (exit 5) naming the file", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
+      const workspace = yield* tempWorkspace()
       yield* recordGoal(workspace)
       const file = path.join(workspace, ".logbook", "sessions", "goal-cli", "derived", "goal.json")
       fs.writeFileSync(file, "{broken")
-      const exit = yield* Effect.exit(run(["--workspace", workspace, "goal", "show", "goal-cli"]))
-      assert.isTrue(Exit.isFailure(exit))
-      if (Exit.isFailure(exit)) {
-        const error = exit.cause.reasons[0]
-        const failure = error !== undefined && "error" in error ? error.error : undefined
-        assert.strictEqual(exitCodeOf(failure), 5)
-        assert.include(String(failure instanceof Error ? failure.message : ""), "goal.json")
-      }
+      const corrupt = yield* logbook(["--workspace", workspace, "goal", "show", "goal-cli"])
+      assert.strictEqual(corrupt.exitCode, 5)
+      assert.include(corrupt.stderr, "goal.json is corrupt")
+      assert.include(corrupt.stderr, "move it aside")
     }))
 
   it.effect("an unknown session is not found (exit 3)", () =>
     Effect.gen(function*() {
-      const workspace = tempWorkspace()
-      const exit = yield* Effect.exit(run(["--workspace", workspace, "goal", "show", "nope"]))
-      assert.isTrue(Exit.isFailure(exit))
-      if (Exit.isFailure(exit)) {
-        const error = exit.cause.reasons[0]
-        assert.strictEqual(exitCodeOf(error !== undefined && "error" in error ? error.error : undefined), 3)
-      }
+      const workspace = yield* tempWorkspace()
+      const missing = yield* logbook(["--workspace", workspace, "goal", "show", "nope"])
+      assert.strictEqual(missing.exitCode, 3)
+      assert.include(missing.stderr, "session nope not found")
     }))
 })

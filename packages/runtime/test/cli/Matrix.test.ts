@@ -1,67 +1,30 @@
-import * as NodeServices from "@effect/platform-node/NodeServices"
+/**
+ * `logbook matrix show` in-process: the replayed matrices as text and JSON, a failed replay as
+ * exit 5 with its reason, an unknown session as exit 3.
+ */
 import { assert, describe, it } from "@effect/vitest"
-import type { MatrixSpec, MatrixTaskSpec } from "@logbook/domain"
+import type { MatrixSpec } from "@logbook/domain"
 import { encodeLine, encodeMatrixSnapshotJson } from "@logbook/domain"
 import { EventLog, SessionFs, SessionRegistry } from "@logbook/store"
-import { Effect, Layer, Sink, Stdio } from "effect"
-import { Command } from "effect/cli"
+import { buildTestSpec, tempWorkspace } from "@logbook/testkit"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { matrixCommand } from "../../src/cli/Matrix.ts"
-import { CLI_VERSION, rootCommand } from "../../src/cli/Root.ts"
 import { makeMatrixCoordinator } from "../../src/MatrixCoordinator.ts"
-
-const cli = rootCommand.pipe(Command.withSubcommands([matrixCommand]))
+import { logbook } from "./inProcess.ts"
 
 const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
 
-/** Runs `logbook <args>` and returns what it wrote to stdout (the failure, if any, is the Effect's). */
+/** Runs `logbook <args>` in-process and returns its stdout, failing the test on a non-zero exit. */
 const run = (args: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const out: Array<string> = []
-    const decoder = new TextDecoder()
-    const stdio = Stdio.layerTest({
-      stdout: () =>
-        Sink.forEach((chunk: string | Uint8Array) =>
-          Effect.sync(() => out.push(typeof chunk === "string" ? chunk : decoder.decode(chunk)))
-        )
-    })
-    yield* Command.runWith(cli, { version: CLI_VERSION })(args).pipe(
-      Effect.provide(Layer.mergeAll(SessionFs.layerNode, Layer.merge(NodeServices.layer, stdio)))
-    )
-    return out.join("")
+  Effect.map(logbook(args), (r) => {
+    assert.strictEqual(r.exitCode, 0, r.stderr)
+    return r.stdout
   })
 
-const tempWorkspace = () =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const root = fs.mkdtempSync(path.join(os.tmpdir(), "logbook-matrix-cli-"))
-      fs.mkdirSync(path.join(root, "src"))
-      return { root, sessions: path.join(root, ".logbook", "sessions") }
-    }),
-    ({ root }) => Effect.sync(() => fs.rmSync(root, { recursive: true, force: true }))
-  )
+const workspace = () => tempWorkspace("matrix-cli", { dirs: ["src"] })
 
-const task = (id: string, overrides: Partial<MatrixTaskSpec> = {}): MatrixTaskSpec => ({
-  id,
-  instructions: `do ${id}`,
-  dependencies: [],
-  workspace: "src",
-  access: "read",
-  checks: [`check ${id}`],
-  resources: {},
-  timeout_secs: 60,
-  replay_safe: false,
-  inputs: [],
-  ...overrides
-})
-
-const spec: MatrixSpec = {
-  id: "build-matrix",
-  tasks: [task("build"), task("test", { dependencies: ["build"] })],
-  resources: {}
-}
+const spec: MatrixSpec = buildTestSpec("build-matrix", "src")
 
 /** A session `s` whose matrix ran `build` to success and has `test` launched. */
 const recordSession = (root: string, sessions: string) =>
@@ -87,7 +50,7 @@ const recordSession = (root: string, sessions: string) =>
 describe("logbook matrix show", () => {
   it.effect("prints each matrix's lifecycle, revision, generation and tasks with status and attempts", () =>
     Effect.gen(function*() {
-      const { root, sessions } = yield* tempWorkspace()
+      const { root, sessions } = yield* workspace()
       const latest = yield* recordSession(root, sessions)
       const text = yield* run(["--sessions-dir", sessions, "matrix", "show", "s"])
       const lines = text.split("\n")
@@ -104,7 +67,7 @@ describe("logbook matrix show", () => {
 
   it.effect("prints the replayed snapshots with --json, and an empty array without matrices", () =>
     Effect.gen(function*() {
-      const { root, sessions } = yield* tempWorkspace()
+      const { root, sessions } = yield* workspace()
       const latest = yield* recordSession(root, sessions)
       const json = yield* run(["--sessions-dir", sessions, "matrix", "show", "s", "--json"])
       assert.deepStrictEqual(JSON.parse(json), [JSON.parse(encodeMatrixSnapshotJson(latest))])
@@ -119,29 +82,32 @@ describe("logbook matrix show", () => {
       assert.strictEqual(text, "No matrices in session empty (no matrix.updated checkpoint in its log).\n")
     }))
 
-  it.effect("fails with MatrixReplayFailed and the reason when the checkpoint history is invalid", () =>
+  it.effect("exits 5 with the reason when the checkpoint history does not replay", () =>
     Effect.gen(function*() {
-      const { root, sessions } = yield* tempWorkspace()
+      const { root, sessions } = yield* workspace()
       const latest = yield* recordSession(root, sessions)
       const events = path.join(sessions, "s", "events.jsonl")
       const offset = fs.statSync(events).size
       fs.appendFileSync(events, encodeLine({ type: "matrix.updated", ...latest }) + "\n")
       const sizeBefore = fs.statSync(events).size
-      const error = yield* Effect.flip(run(["--sessions-dir", sessions, "matrix", "show", "s"]))
-      assert.strictEqual(error._tag, "MatrixReplayFailed")
-      assert.strictEqual(
-        error.message,
-        `session s: matrix replay failed, so every matrix stays closed: ` +
-          `matrix checkpoint at byte ${offset}: matrix revision did not advance`
+      const failed = yield* logbook(["--sessions-dir", sessions, "matrix", "show", "s"])
+      assert.strictEqual(failed.exitCode, 5)
+      assert.strictEqual(failed.stdout, "")
+      assert.include(
+        failed.stderr,
+        `logbook: session s: matrix replay failed, so every matrix stays closed: ` +
+          `matrix checkpoint at byte ${offset}: matrix revision did not advance; `
       )
       assert.strictEqual(fs.statSync(events).size, sizeBefore, "the command never writes")
     }))
 
-  it.effect("reports an unknown session as SessionNotFound", () =>
+  it.effect("reports an unknown session as not found (exit 3) with what to do", () =>
     Effect.gen(function*() {
-      const { sessions } = yield* tempWorkspace()
+      const { sessions } = yield* workspace()
       fs.mkdirSync(sessions, { recursive: true })
-      const error = yield* Effect.flip(run(["--sessions-dir", sessions, "matrix", "show", "nope"]))
-      assert.strictEqual(error._tag, "SessionNotFound")
+      const missing = yield* logbook(["--sessions-dir", sessions, "matrix", "show", "nope"])
+      assert.strictEqual(missing.exitCode, 3)
+      assert.include(missing.stderr, "session nope not found")
+      assert.include(missing.stderr, "logbook sessions")
     }))
 })

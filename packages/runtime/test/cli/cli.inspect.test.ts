@@ -8,7 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { RunResult } from "./harness.ts"
-import { assertBuilt, jsonLines, plantSession, run, sessionsOf, workspace } from "./harness.ts"
+import { assertBuilt, jsonLines, plantSession, run, runHere, sessionsOf, workspace } from "./harness.ts"
 
 /** One workspace holding a 4-turn demo session `demo`, shared by the tests that only read it. */
 class DemoStore extends Context.Service<DemoStore, { readonly ws: string; readonly demo: RunResult }>()(
@@ -61,12 +61,12 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
         assert.include(events, needle)
       }
       const [goal, progress] = yield* Effect.all([
-        run(["goal", "show", "demo", "--json"], { cwd: ws }),
-        run(["progress", "show", "demo"], { cwd: ws })
+        runHere(["goal", "show", "demo", "--json"], { cwd: ws }),
+        runHere(["progress", "show", "demo"], { cwd: ws })
       ], { concurrency: 2 })
       assert.strictEqual(JSON.parse(goal.stdout).status, "complete", goal.stderr)
       assert.include(progress.stdout, "**Completion:** 100%")
-      const again = yield* run(["--workspace", ws, "demo", "--session", "demo"], { cwd: ws })
+      const again = yield* runHere(["--workspace", ws, "demo", "--session", "demo"], { cwd: ws })
       assert.strictEqual(again.code, 1)
       assert.include(again.stderr, "session demo already exists")
     }))
@@ -75,8 +75,8 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
     Effect.gen(function*() {
       const { ws } = yield* DemoStore
       const [text, json] = yield* Effect.all([
-        run(["show", "demo"], { cwd: ws }),
-        run(["show", "demo", "--json"], { cwd: ws })
+        runHere(["show", "demo"], { cwd: ws }),
+        runHere(["show", "demo", "--json"], { cwd: ws })
       ], { concurrency: 2 })
       assert.strictEqual(text.code, 0, text.stderr)
       for (
@@ -122,10 +122,10 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
     Effect.gen(function*() {
       const { ws } = yield* DemoStore
       const [one, two, all, shown] = yield* Effect.all([
-        run(["turn", "demo", "1"], { cwd: ws }),
-        run(["turn", "demo", "2"], { cwd: ws }),
-        run(["events", "demo"], { cwd: ws }),
-        run(["show", "demo", "--json"], { cwd: ws })
+        runHere(["turn", "demo", "1"], { cwd: ws }),
+        runHere(["turn", "demo", "2"], { cwd: ws }),
+        runHere(["events", "demo"], { cwd: ws }),
+        runHere(["show", "demo", "--json"], { cwd: ws })
       ], { concurrency: 2 })
       for (const r of [one, two, all]) assert.strictEqual(r.code, 0, r.stderr)
       const first = jsonLines(one.stdout)
@@ -144,11 +144,11 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
     Effect.gen(function*() {
       const { ws } = yield* DemoStore
       const results = yield* Effect.all([
-        run(["show", "ghost"], { cwd: ws }),
-        run(["turn", "ghost", "1"], { cwd: ws }),
-        run(["events", "ghost"], { cwd: ws }),
-        run(["verify", "ghost"], { cwd: ws }),
-        run(["turn", "demo", "99"], { cwd: ws })
+        runHere(["show", "ghost"], { cwd: ws }),
+        runHere(["turn", "ghost", "1"], { cwd: ws }),
+        runHere(["events", "ghost"], { cwd: ws }),
+        runHere(["verify", "ghost"], { cwd: ws }),
+        runHere(["turn", "demo", "99"], { cwd: ws })
       ], { concurrency: 2 })
       for (const r of results.slice(0, 4)) {
         assert.strictEqual(r.code, 3)
@@ -171,7 +171,7 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
   it.effect("verify exits 0 on a clean session, and 5 with offsets on a damaged copy without writing to it", () =>
     Effect.gen(function*() {
       const { ws: demoWs } = yield* DemoStore
-      const clean = yield* run(["verify", "demo"], { cwd: demoWs })
+      const clean = yield* runHere(["verify", "demo"], { cwd: demoWs })
       assert.strictEqual(clean.code, 0, clean.stderr)
       assert.include(clean.stdout, "Clean")
       const ws = yield* workspace
@@ -184,8 +184,8 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       fs.appendFileSync(events, "{\"schema_version\":\"0.18.0\",\"event\":{\"ty")
       const before = snapshot(dir)
       const [text, json] = yield* Effect.all([
-        run(["verify", "damaged"], { cwd: ws }),
-        run(["verify", "damaged", "--json"], { cwd: ws })
+        runHere(["verify", "damaged"], { cwd: ws }),
+        runHere(["verify", "damaged", "--json"], { cwd: ws })
       ], { concurrency: 2 })
       assert.deepStrictEqual(snapshot(dir), before)
       assert.strictEqual(text.code, 5)
@@ -205,9 +205,9 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual(report.malformed_lines.lines.map((l) => l.offset), [garbageAt])
       assert.deepStrictEqual(report.findings.map((f) => f.kind), ["torn-tail", "malformed-lines", "manifest-mismatch"])
       // A writer's open repairs the tail and rewrites the metadata; the malformed lines remain, skipped.
-      const repair = yield* run(["append", "damaged"], { cwd: ws })
+      const repair = yield* runHere(["append", "damaged"], { cwd: ws })
       assert.strictEqual(repair.code, 0, repair.stderr)
-      const after = yield* run(["verify", "damaged", "--json"], { cwd: ws })
+      const after = yield* runHere(["verify", "damaged", "--json"], { cwd: ws })
       const repaired = JSON.parse(after.stdout) as typeof report
       assert.strictEqual(repaired.torn_tail, null)
       assert.deepStrictEqual(repaired.findings.map((f) => f.kind), ["malformed-lines"])
@@ -221,9 +221,9 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       plantSession(ws, "new", { updated_at: "2026-06-01T12:00:00+02:00", status: "active", turn_count: 5 })
       plantSession(ws, "mid", { updated_at: "2026-03-01T00:00:00Z" })
       const [json, limited, text] = yield* Effect.all([
-        run(["sessions", "--json"], { cwd: ws }),
-        run(["sessions", "--json", "--limit", "2"], { cwd: ws }),
-        run(["sessions"], { cwd: ws })
+        runHere(["sessions", "--json"], { cwd: ws }),
+        runHere(["sessions", "--json", "--limit", "2"], { cwd: ws }),
+        runHere(["sessions"], { cwd: ws })
       ], { concurrency: 2 })
       assert.strictEqual(json.code, 0, json.stderr)
       const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>

@@ -14,6 +14,7 @@ import {
   jsonLines,
   plantSession,
   run,
+  runHere,
   runInBackground,
   sessionsOf,
   usage,
@@ -44,10 +45,10 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
           status: "active",
           in_turn: true
         })
-        const text = yield* run(["append", "s"], { cwd: ws, input: line({ type: "turn.completed", usage }) })
+        const text = yield* runHere(["append", "s"], { cwd: ws, input: line({ type: "turn.completed", usage }) })
         assert.strictEqual(text.code, 0, text.stderr)
         assert.include(text.stdout, "Appended 1 event to s: 3 closed turns, 9 events, status active.")
-        const events = jsonLines((yield* run(["events", "s"], { cwd: ws })).stdout)
+        const events = jsonLines((yield* runHere(["events", "s"], { cwd: ws })).stdout)
         assert.deepStrictEqual(events.slice(-3), [{ type: "turn.started" }, msg("enveloped"), {
           type: "turn.completed",
           usage
@@ -60,9 +61,9 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         const input = line({ type: "turn.started" }) + line(msg("kept")) + line({ type: "turn.completed" }) +
           line(msg("never")) + line({ type: "turn.completed", usage })
         const [bad, notJson, noFlush] = yield* Effect.all([
-          run(["append", "s"], { cwd: ws, input }),
-          run(["append", "t"], { cwd: ws, input: line({ type: "turn.started" }) + "{oops\n" }),
-          run(["append", "u", "--no-flush"], { cwd: ws, input: "\n" + line(msg("a")) + "[1]\n" + line(msg("b")) })
+          runHere(["append", "s"], { cwd: ws, input }),
+          runHere(["append", "t"], { cwd: ws, input: line({ type: "turn.started" }) + "{oops\n" }),
+          runHere(["append", "u", "--no-flush"], { cwd: ws, input: "\n" + line(msg("a")) + "[1]\n" + line(msg("b")) })
         ], { concurrency: 3 })
         assert.strictEqual(bad.code, 1)
         assert.include(bad.stderr, "line 3 of the input is not a ThreadEvent")
@@ -74,9 +75,9 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         assert.strictEqual(noFlush.code, 1)
         assert.include(noFlush.stderr, "line 3 of the input is not a ThreadEvent: expected a JSON object")
         const [events, verify, uEvents] = yield* Effect.all([
-          run(["events", "s"], { cwd: ws }),
-          run(["verify", "s"], { cwd: ws }),
-          run(["events", "u"], { cwd: ws })
+          runHere(["events", "s"], { cwd: ws }),
+          runHere(["verify", "s"], { cwd: ws }),
+          runHere(["events", "u"], { cwd: ws })
         ], { concurrency: 3 })
         assert.deepStrictEqual(jsonLines(events.stdout), [{ type: "turn.started" }, msg("kept")])
         assert.strictEqual(verify.code, 0, verify.stdout)
@@ -86,13 +87,13 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
     it.effect("append --max-events evicts whole turns; turn exits 4 for an evicted turn and 3 past the end", () =>
       Effect.gen(function*() {
         const ws = yield* workspace
-        const appended = yield* run(["append", "capped", "--max-events", "7"], { cwd: ws, input: bareTurns(6) })
+        const appended = yield* runHere(["append", "capped", "--max-events", "7"], { cwd: ws, input: bareTurns(6) })
         assert.strictEqual(appended.code, 0, appended.stderr)
         const [shown, evicted, kept, beyond] = yield* Effect.all([
-          run(["show", "capped", "--json"], { cwd: ws }),
-          run(["turn", "capped", "1"], { cwd: ws }),
-          run(["turn", "capped", "6"], { cwd: ws }),
-          run(["turn", "capped", "7"], { cwd: ws })
+          runHere(["show", "capped", "--json"], { cwd: ws }),
+          runHere(["turn", "capped", "1"], { cwd: ws }),
+          runHere(["turn", "capped", "6"], { cwd: ws }),
+          runHere(["turn", "capped", "7"], { cwd: ws })
         ], { concurrency: 2 })
         const state = JSON.parse(shown.stdout) as {
           retained_turns: { first: number; last: number }
@@ -114,11 +115,11 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
     it.effect("events --follow prints events appended later and never reports a line still being written", () =>
       Effect.gen(function*() {
         const ws = yield* workspace
-        const first = yield* run(["append", "live"], { cwd: ws, input: bareTurns(1) })
+        const first = yield* runHere(["append", "live"], { cwd: ws, input: bareTurns(1) })
         assert.strictEqual(first.code, 0, first.stderr)
         const follower = yield* runInBackground(["events", "live", "--follow"], { cwd: ws })
         yield* eventually("the existing events", () => jsonLines(follower.stdout()).length === 3)
-        const later = yield* run(["append", "live"], {
+        const later = yield* runHere(["append", "live"], {
           cwd: ws,
           input: line({ type: "turn.started" }) + line(msg("later"))
         })
@@ -149,10 +150,10 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         plantSession(ws, "abandoned", { status: "active", updated_at: isoDaysAgo(60) })
         plantSession(ws, "keep", { updated_at: isoDaysAgo(90) })
         plantSession(ws, "stale", { status: "active", updated_at: isoDaysAgo(10) })
-        const pinned = yield* run(["retention", "pin", "keep", "--reason", "post-mortem"], { cwd: ws })
+        const pinned = yield* runHere(["retention", "pin", "keep", "--reason", "post-mortem"], { cwd: ws })
         assert.strictEqual(pinned.code, 0, pinned.stderr)
         assert.include(pinned.stdout, "Pinned keep")
-        const dry = yield* run(["retention", "run", "--dry-run", "--json"], { cwd: ws })
+        const dry = yield* runHere(["retention", "run", "--dry-run", "--json"], { cwd: ws })
         assert.strictEqual(dry.code, 0, dry.stderr)
         const planned = JSON.parse(dry.stdout) as { marked: Array<string>; removed: Array<Record<string, string>> }
         assert.deepStrictEqual(planned.marked, ["abandoned"])
@@ -169,7 +170,7 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
           "recent",
           "stale"
         ])
-        const applied = yield* run(["retention", "run", "--json"], { cwd: ws })
+        const applied = yield* runHere(["retention", "run", "--json"], { cwd: ws })
         assert.strictEqual(applied.code, 0, applied.stderr)
         const done = JSON.parse(applied.stdout) as typeof planned & { dry_run: boolean }
         assert.isFalse(done.dry_run)
@@ -177,11 +178,11 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         const sessions = () => fs.readdirSync(root).filter((name) => !name.startsWith(".")).sort()
         assert.deepStrictEqual(sessions(), ["keep", "recent", "stale"])
         const [sweep, unpin, unpinAgain, unpinGhost, text] = yield* Effect.all([
-          run(["retention", "sweep", "--max-age-days", "7", "--json"], { cwd: ws }),
-          run(["retention", "unpin", "keep"], { cwd: ws }),
-          run(["retention", "unpin", "recent"], { cwd: ws }),
-          run(["retention", "unpin", "ghost"], { cwd: ws }),
-          run(["retention", "run", "--dry-run", "--max-sessions", "0", "--preserve", "recent"], { cwd: ws })
+          runHere(["retention", "sweep", "--max-age-days", "7", "--json"], { cwd: ws }),
+          runHere(["retention", "unpin", "keep"], { cwd: ws }),
+          runHere(["retention", "unpin", "recent"], { cwd: ws }),
+          runHere(["retention", "unpin", "ghost"], { cwd: ws }),
+          runHere(["retention", "run", "--dry-run", "--max-sessions", "0", "--preserve", "recent"], { cwd: ws })
         ], { concurrency: 2 })
         assert.deepStrictEqual(JSON.parse(sweep.stdout), { sessions_dir: root, max_age_days: 7, marked: ["stale"] })
         const manifest = JSON.parse(fs.readFileSync(path.join(root, "stale", "manifest.json"), "utf8")) as {

@@ -1,16 +1,19 @@
 /**
  * End-to-end harness of the `logbook` CLI tests: runs the built binary (`dist/bin.js`, produced
  * by `tsc -b`, which `npm test` runs first) as a child process in a temporary workspace and
- * collects its exit code and output. Also hand-written session fixtures.
+ * collects its exit code and output — or, through {@link runHere}, the same command in-process
+ * (most tests: no Node start-up per invocation, so they hold on a busy machine). Also
+ * hand-written session fixtures.
  */
+import { bareTurnsJsonl, plantSession as plantInto, tempDir } from "@logbook/testkit"
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import { spawn } from "node:child_process"
 import type { ChildProcessWithoutNullStreams } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import { logbook } from "./inProcess.ts"
 
 /** The built CLI entry point. */
 export const BIN = fileURLToPath(new URL("../../dist/bin.js", import.meta.url))
@@ -80,6 +83,19 @@ export const run = (args: ReadonlyArray<string>, options: RunOptions): Effect.Ef
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
+/**
+ * Runs `logbook <args>` in-process as if started in `options.cwd` (which becomes `--workspace`
+ * unless the arguments name one), with the same output and exit code as {@link run}.
+ */
+export const runHere = (args: ReadonlyArray<string>, options: RunOptions): Effect.Effect<RunResult> =>
+  Effect.map(
+    logbook(args.includes("--workspace") ? args : ["--workspace", options.cwd, ...args], {
+      ...(options.input === undefined ? {} : { input: options.input }),
+      ...(options.env === undefined ? {} : { env: options.env })
+    }),
+    (r) => ({ code: r.exitCode, signal: null, stdout: r.stdout, stderr: r.stderr })
+  )
+
 /** A long-running child (`events --follow`): its output so far, and a way to stop it. */
 export interface Background {
   readonly stdout: () => string
@@ -124,10 +140,7 @@ export const eventually = (what: string, check: () => boolean) =>
   })
 
 /** A fresh temporary workspace, removed with the scope. */
-export const workspace: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "logbook-cli-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+export const workspace: Effect.Effect<string, never, Scope.Scope> = tempDir("cli")
 
 /** `<workspace>/.logbook/sessions`. */
 export const sessionsOf = (ws: string): string => path.join(ws, ".logbook", "sessions")
@@ -137,32 +150,11 @@ export const jsonLines = (text: string): Array<Record<string, unknown>> =>
   text.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l) as Record<string, unknown>)
 
 /** Token usage for hand-written `turn.completed` lines. */
-export const usage = { input_tokens: 10, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 5 }
+export { usage } from "@logbook/testkit"
 
 /** JSONL of `n` bare turns: started, one agent message, completed. */
-export const bareTurns = (n: number, label = "t"): string =>
-  Array.from({ length: n }, (_, i) =>
-    [
-      { type: "turn.started" },
-      { type: "item.completed", item: { id: `${label}${i + 1}`, type: "agent_message", text: `${label} ${i + 1}` } },
-      { type: "turn.completed", usage }
-    ].map((e) => JSON.stringify(e)).join("\n")).join("\n") + "\n"
+export const bareTurns = bareTurnsJsonl
 
 /** Writes a session directory by hand: a manifest with the given fields (and no log). */
-export const plantSession = (ws: string, name: string, fields: Record<string, unknown>): void => {
-  const dir = path.join(sessionsOf(ws), name)
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
-  fs.writeFileSync(
-    path.join(dir, "manifest.json"),
-    JSON.stringify({
-      session_id: name,
-      schema_version: 1,
-      created_at: "2026-01-01T00:00:00+00:00",
-      updated_at: "2026-01-01T00:00:00+00:00",
-      turn_count: 1,
-      event_count: 3,
-      status: "completed",
-      ...fields
-    })
-  )
-}
+export const plantSession = (ws: string, name: string, fields: Record<string, unknown>): void =>
+  void plantInto(sessionsOf(ws), name, { manifest: fields })

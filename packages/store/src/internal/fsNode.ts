@@ -1,6 +1,6 @@
 /**
- * The `SessionFs` implementation over a `Sys` record of synchronous system calls (spec §1.2,
- * §1.8, §3.3.14). The Node layer passes the real calls, the fault layer a wrapped copy.
+ * The `SessionFs` implementation over a `Sys` record of synchronous system calls (docs/format.md#permissions,
+ * docs/format.md#session-lock, docs/log.md#liveness-lock). The Node layer passes the real calls, the fault layer a wrapped copy.
  *
  * Why synchronous calls: appends and durability barriers issue small writes followed by
  * `fdatasync`; `fs.writeSync`/`fs.fdatasyncSync` inside one `Effect.try` measured faster than the
@@ -70,7 +70,7 @@ const requireReplaceable = (sys: Sys, path: string): void => {
   throw new FsRefusal(stats.isDirectory() ? "EISDIR" : "EINVAL", "destination is not a regular file")
 }
 
-/** §1.2 create-if-absent private file: create `0600` without following links, or accept a regular file. */
+/** docs/format.md#permissions create-if-absent private file: create `0600` without following links, or accept a regular file. */
 const createIfAbsentSync = (sys: Sys, path: string): void => {
   const created = Result.try(() => sys.open(path, Flags.createExclusiveNoFollow, FILE_MODE))
   if (Result.isSuccess(created)) {
@@ -122,7 +122,7 @@ const guardTemp = (sys: Sys, temp: TempFile, step: () => void): void => {
 }
 
 /**
- * §1.2 atomic private write, steps 1–3: ensure the parent, refuse a symlinked or non-regular
+ * docs/format.md#permissions atomic private write, steps 1–3: ensure the parent, refuse a symlinked or non-regular
  * destination, create the exclusive `0600` temp sibling.
  *
  * **Gotchas**: the parent is walked (created `0700` when missing) but an existing parent's mode is
@@ -137,7 +137,7 @@ const prepareTemp = (sys: Sys, pid: number, path: string, nanos: bigint): TempFi
 }
 
 /**
- * §1.2 atomic private write, steps 4–6 after the bytes are written: fsync, close, rename, then
+ * docs/format.md#permissions atomic private write, steps 4–6 after the bytes are written: fsync, close, rename, then
  * the parent-directory fsync the reference omits; the temp is removed if any step before the
  * rename fails.
  *

@@ -1,5 +1,5 @@
 /**
- * The symlink-safe directory walk of spec §1.2 and small synchronous helpers shared by the
+ * The symlink-safe directory walk of docs/format.md#permissions and small synchronous helpers shared by the
  * `SessionFs` Node implementation. Everything here runs inside one `Effect.try`, throws Node
  * errors or `FsRefusal`s, and never uses `try` statements (`Result.try` handles the few errors
  * that are expected, such as a lost `mkdir` race).

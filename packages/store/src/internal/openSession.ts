@@ -179,7 +179,7 @@ export const openSessionState = (
       sessionId: req.sessionId,
       now
     })
-    // Last release: publish metadata so the next open takes the fast path (spec §7 item 20),
+    // Last release: publish metadata so the next open takes the fast path (docs/differences.md),
     // then close the current file (a cap rewrite may have swapped it). Only an initialised state
     // may publish: if this open fails midway, the state still holds empty counters, and writing
     // them with `persisted_file_len = file_len` would pass the next open's fast-path checks.
@@ -195,7 +195,7 @@ export const openSessionState = (
     if (fileLen > 0) {
       const last = yield* fs.readRange(paths.events, fileLen - 1, fileLen)
       if (last[0] !== 10) {
-        // Torn tail: terminate the fragment so the next record never glues onto it (spec §7 item 1).
+        // Torn tail: terminate the fragment so the next record never glues onto it (docs/differences.md#torn-tail).
         yield* file.write(NEWLINE)
         yield* file.datasync
         fileLen += 1

@@ -1,5 +1,5 @@
 /**
- * The one deletion primitive for session directories (spec §3.5.3 "Removal primitive") and the
+ * The one deletion primitive for session directories (docs/log.md#retention-run) and the
  * trash it goes through. A session is first renamed into a hidden trash directory inside the
  * sessions root — one atomic step after which it no longer lists as a session — and only then
  * removed recursively, so a crash mid-delete never leaves a half-deleted session that still

@@ -1,0 +1,10 @@
+/**
+ * Public entry point of @logbook/testkit (private; test support only): re-exports only.
+ */
+export * from "./CliRunner.ts"
+export * from "./Events.ts"
+export * from "./FuzzLines.ts"
+export * from "./MatrixSpecs.ts"
+export * from "./PlantedSession.ts"
+export * from "./Prng.ts"
+export * from "./TempDir.ts"
