@@ -1,6 +1,7 @@
 /**
  * Public entry point of @logbook/domain: re-exports only.
  */
+export * from "./AuditPack.ts"
 export * from "./CapEviction.ts"
 export * from "./Classify.ts"
 export * from "./Encode.ts"

@@ -1,6 +1,7 @@
 /**
  * Public entry point of @logbook/store: re-exports only.
  */
+export * from "./AuditPackFile.ts"
 export * from "./DiskUsage.ts"
 export * as EventLog from "./EventLog.ts"
 export type {
