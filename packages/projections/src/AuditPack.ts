@@ -21,7 +21,7 @@ import {
 } from "@logbook/domain"
 import type { SessionFsApi, SessionPaths, StoreIoError } from "@logbook/store"
 import { auditPackPath, CorruptFile, SessionFs, StoreIoError as IoError, writeAuditPackFile } from "@logbook/store"
-import { Clock, Effect, Option, Result, Stream } from "effect"
+import { Clock, Effect, Option, Result } from "effect"
 import type { KeyObject } from "node:crypto"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
@@ -84,7 +84,7 @@ const sha256Bytes = (text: string): Buffer => createHash("sha256").update(text, 
 export const packDigest = (pack: SessionAuditPack): Uint8Array => sha256Bytes(packDigestText(pack))
 
 /**
- * Streams one file (`O_NOFOLLOW`, 64 KiB reads) into SHA-256; `bytes` is what was actually read,
+ * Reads one file (`O_NOFOLLOW`, 64 KiB reads into one buffer) into SHA-256; `bytes` is what was actually read,
  * so a file growing meanwhile is described consistently.
  */
 export const digestFile = (fs: SessionFsApi, path: string): Effect.Effect<
@@ -93,9 +93,8 @@ export const digestFile = (fs: SessionFsApi, path: string): Effect.Effect<
 > =>
   Effect.suspend(() => {
     const hash = createHash("sha256")
-    return Stream.runFold(fs.stream(path, { chunkSize: AUDIT_PACK_READ_SIZE }), () => 0, (bytes, chunk) => {
+    return fs.forEachChunk(path, AUDIT_PACK_READ_SIZE, (chunk) => {
       hash.update(chunk)
-      return bytes + chunk.length
     }).pipe(Effect.map((bytes) => ({ bytes, sha256: hash.digest("hex") })))
   })
 
