@@ -12,6 +12,7 @@ import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
+import { migrateCommand } from "./cli/Migrate.ts"
 import { packCommand } from "./cli/Pack.ts"
 import { retentionCommand } from "./cli/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
@@ -34,7 +35,8 @@ export const logbookCli = rootCommand.pipe(
     matrixCommand,
     goalCommand,
     progressCommand,
-    packCommand
+    packCommand,
+    migrateCommand
   ])
 )
 
