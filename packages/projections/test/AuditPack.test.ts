@@ -11,6 +11,7 @@ import { encodeAuditPack, InvalidPack } from "@logbook/domain"
 import { auditPackPath, FaultController, SessionFs, SessionRegistry } from "@logbook/store"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { execFileSync } from "node:child_process"
 import { createPrivateKey, createPublicKey } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -314,4 +315,36 @@ describe("AuditPack", () => {
       const { pack } = yield* writeAuditPack(root, "s")
       assert.include(pack.entries.map((e) => e.path), "derived/notes/b.txt")
     }).pipe(Effect.provide(Layer.provideMerge(Layer.fresh(SessionRegistry.layer), SessionFs.layerFaulty()))))
+
+  it.effect("an I/O error while reading a listed file fails verify with that error, not as missing or mismatched", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      yield* recordSession(root).pipe(Effect.provide(nodeLayer()))
+      const { pack } = yield* createAuditPack(root, "s")
+      const controller = yield* FaultController
+      yield* controller.reset
+      yield* controller.arm({ _tag: "Fail", call: 2, code: "EIO", op: "read" })
+      const error = yield* Effect.flip(verifyAuditPack(root, "s", pack))
+      assert.strictEqual(error._tag, "StoreIoError")
+      assert.strictEqual(error._tag === "StoreIoError" ? error.code : "", "EIO")
+    }).pipe(Effect.provide(Layer.provideMerge(Layer.fresh(SessionRegistry.layer), SessionFs.layerFaulty()))))
+
+  it.effect("a FIFO in the session is skipped by create, and one planted in a file's place is a mismatch, never opened", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      yield* recordSession(root)
+      const dir = pathsOf(root, "s").dir
+      execFileSync("mkfifo", [path.join(dir, "derived", "pipe")])
+      const { pack } = yield* createAuditPack(root, "s")
+      assert.notInclude(pack.entries.map((e) => e.path), "derived/pipe")
+      const note = path.join(dir, "derived", "notes", "a.txt")
+      fs.rmSync(note)
+      execFileSync("mkfifo", [note])
+      const result = yield* verifyAuditPack(root, "s", pack)
+      assert.deepStrictEqual(result.mismatchDetails.map((d) => [d.path, d.reason]), [[
+        "derived/notes/a.txt",
+        "not-a-file"
+      ]])
+      assert.deepStrictEqual(result.unaccounted, [])
+    }).pipe(Effect.provide(nodeLayer())))
 })
