@@ -248,5 +248,8 @@ export const packCommand = Command.make("pack").pipe(
     "Audit packs pin a snapshot of a session directory: sizes and SHA-256 of every file, a digest over them, " +
       "optionally an Ed25519 signature. create writes one, verify checks a session against one, keygen makes keys."
   ),
+  Command.withExamples([
+    { command: "logbook pack create demo && logbook pack verify demo", description: "Pin `demo`, then check it" }
+  ]),
   Command.withSubcommands([createCommand, verifyCommand, keygenCommand])
 )
