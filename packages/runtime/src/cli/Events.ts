@@ -3,9 +3,10 @@
  * JSONL, one bare ThreadEvent per line in canonical encoding (with `--offsets`, wrapped as
  * `{"offset":N,"event":…}` with the byte offset of its line in `events.jsonl`), read straight
  * from `events.jsonl` without opening (locking or repairing) the session. Lines that are not
- * valid records are reported on stderr with their byte offsets and skipped.
+ * valid records are reported on stderr with their byte offsets and skipped. A count beyond
+ * 2^53 − 1 is printed as the nearest double (docs/format-notes.md#u64-counts).
  */
-import { encodeEvent } from "@logbook/domain"
+import { encodeEventForDisplay } from "@logbook/domain"
 import type { LogRecord } from "@logbook/projections"
 import { findSession, followEventRecords, readEventRecords, readTurn } from "@logbook/projections"
 import type { SessionFs, StoreIoError } from "@logbook/store"
@@ -47,8 +48,8 @@ export const printRecords = <R>(records: Stream.Stream<LogRecord, StoreIoError, 
     Stream.filter((record) => record._tag === "Event"),
     Stream.map((record) =>
       options.offsets === true
-        ? `{"offset":${record.offset},"event":${encodeEvent(record.event)}}\n`
-        : `${encodeEvent(record.event)}\n`
+        ? `{"offset":${record.offset},"event":${encodeEventForDisplay(record.event)}}\n`
+        : `${encodeEventForDisplay(record.event)}\n`
     )
   ))
 
