@@ -27,7 +27,7 @@ const COMMANDS: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly n
   { path: ["sessions"], needles: ["--limit", "--json", "most recently updated first"] },
   { path: ["show"], needles: ["<session>", "size on disk"] },
   { path: ["turn"], needles: ["<n>", "Exit 3", "4 when"] },
-  { path: ["events"], needles: ["--follow", "Ctrl-C"] },
+  { path: ["events"], needles: ["--follow", "Ctrl-C", "--offsets", "byte offset"] },
   { path: ["verify"], needles: ["Exit 5", "without writing"] },
   { path: ["retention"], needles: ["run", "sweep", "pin", "unpin"] },
   { path: ["retention", "run"], needles: ["--max-sessions", "--max-age-days", "--preserve", "--dry-run"] },
