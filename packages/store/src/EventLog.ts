@@ -99,6 +99,18 @@ export interface SessionLog {
    * "possibly persisted".
    */
   readonly append: (event: ThreadEvent) => Effect.Effect<void, AppendError>
+  /**
+   * Appends a batch of typed events in order under one permit and one clock read, with the
+   * validation, lifecycle rules, barriers and cap eviction of appending them one by one (the file
+   * ends with the same bytes and the same turn index). Every event is serialised before any is
+   * recorded: when one cannot be, nothing of the batch is recorded.
+   *
+   * **Gotchas**: the batch waits in memory until its end, where one barrier covers every turn
+   * boundary in it; a cap eviction the batch triggers runs at the event that exceeds the budget,
+   * as with single appends. When an I/O failure interrupts a batch, the events before it count as
+   * "possibly persisted" and the rest were not recorded.
+   */
+  readonly appendAll: (events: ReadonlyArray<ThreadEvent>) => Effect.Effect<void, AppendError>
   /** Validates untrusted input as a ThreadEvent, then appends it; invalid input appends nothing. */
   readonly appendUnknown: (input: unknown) => Effect.Effect<ThreadEvent, AppendError>
   /** The durability barrier: bytes, fdatasync, turn index, manifest. */
@@ -192,6 +204,65 @@ const makeSessionLog = (
   // Untraced on purpose: a traced Effect.fn costs more than the whole in-memory append (bench P1).
   const append = (event: ThreadEvent): Effect.Effect<void, AppendError> => appendWithPermit(event)
 
+  /**
+   * Records `lines[from..]` in memory until an event exceeds a budget, then returns the I/O that
+   * single appends would run by then (barrier for any boundary seen, byte flush at 64 KiB, cap
+   * eviction) followed by the rest of the batch; undefined when the batch ends in memory.
+   */
+  const appendBatchFrom = (
+    events: ReadonlyArray<ThreadEvent>,
+    lines: ReadonlyArray<string>,
+    from: number,
+    nowMs: number
+  ): Effect.Effect<void, AppendError> | undefined => {
+    if (s.broken !== undefined || s.file === undefined) return Effect.asVoid(usableFile(s, "append"))
+    let boundary = false
+    let capped = false
+    let i = from
+    while (i < lines.length && !capped) {
+      const event = events[i]
+      const line = lines[i]
+      if (event === undefined || line === undefined) break
+      const kind = lifecycleKindOf(event.type)
+      const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
+      if (appendRecorded(s, line, kind, nowMs, ts)) boundary = true
+      capped = overBudget(s, budgets)
+      i++
+    }
+    let io: Effect.Effect<void, AppendError> | undefined
+    if (boundary) io = persistMeta(s, fs)
+    else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) io = flushBytes(s, false)
+    if (capped) {
+      const cap = Effect.asVoid(enforceCap(fs, s, budgets, hook))
+      io = io === undefined ? cap : Effect.andThen(io, cap)
+    }
+    if (i >= lines.length) return io
+    const next = i
+    const rest = Effect.suspend(() => appendBatchFrom(events, lines, next, nowMs) ?? Effect.void)
+    return io === undefined ? rest : Effect.andThen(io, rest)
+  }
+
+  const appendAll = (events: ReadonlyArray<ThreadEvent>): Effect.Effect<void, AppendError> => {
+    if (events.length === 0) return Effect.void
+    // Serialise the whole batch first: an invalid event fails it before anything is recorded.
+    const lines: Array<string> = []
+    for (const event of events) {
+      const line = serialise(event)
+      if (Result.isFailure(line)) {
+        const detail = `event ${lines.length} of the batch: ${line.failure.detail}`
+        return Effect.fail(new InvalidEvent({ operation: "appendAll", detail }))
+      }
+      lines.push(line.success)
+    }
+    const step = Effect.clockWith((clock) => {
+      const io = appendBatchFrom(events, lines, 0, clock.currentTimeMillisUnsafe())
+      return io === undefined ? Effect.void : Effect.uninterruptible(io)
+    })
+    return s.pendingIndex === undefined
+      ? s.semaphore.withPermit(step)
+      : s.semaphore.withPermit(Effect.andThen(ensureIndex(fs, s), step))
+  }
+
   const appendUnknown = Effect.fn("EventLog.appendUnknown")(function*(input: unknown) {
     const decoded = decodeEvent(input)
     if (Result.isFailure(decoded)) {
@@ -257,6 +328,7 @@ const makeSessionLog = (
     paths: s.paths,
     lockState: lockStateOf(s),
     append,
+    appendAll,
     appendUnknown,
     flush,
     complete,
