@@ -14,6 +14,7 @@ import { makeTempRoot } from "./lib/fixtures.ts"
 import type { Outcome } from "./lib/measure.ts"
 import { note } from "./lib/measure.ts"
 import { runP1 } from "./p1-append.ts"
+import { runP1b } from "./p1b-append-all.ts"
 import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
@@ -37,7 +38,8 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P4", runP4],
   ["P5", runP5],
   ["P3", runP3],
-  ["P7", runP7]
+  ["P7", runP7],
+  ["P1b", runP1b]
 ]
 
 const root = makeTempRoot()
@@ -47,7 +49,7 @@ const started = performance.now()
 const outcomes = new Map<string, Outcome>()
 let failed = false
 for (const [id, run] of order) {
-  if (only !== undefined && !only.has(id)) continue
+  if (only !== undefined && !only.has(id.toUpperCase())) continue
   note(`${id} …`)
   try {
     outcomes.set(id, await run(ctx))
