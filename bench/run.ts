@@ -20,6 +20,7 @@ import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
 import { runP5 } from "./p5-rss.ts"
 import { runP7 } from "./p7-pack.ts"
+import { runP8 } from "./p8-cli.ts"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
@@ -39,7 +40,8 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P5", runP5],
   ["P3", runP3],
   ["P7", runP7],
-  ["P1b", runP1b]
+  ["P1b", runP1b],
+  ["P8", runP8]
 ]
 
 const root = makeTempRoot()

@@ -1,0 +1,100 @@
+/**
+ * P8 — CLI start (README.md#performance, goals: wall time ≤ 2.5 × `node -e 0`, peak RSS ≤ 80 MiB).
+ * Measured: whole `logbook show <session>` and `logbook sessions` processes (the built
+ * `packages/runtime/dist/bin.js`, as a user's `logbook` runs it) on a small store of 20 turns;
+ * baseline: `node -e 0` with the same Node. The three commands run alternately, rotating which
+ * goes first, after one unmeasured round that also fills Node's compile cache. Wall time is the
+ * median per command; peak RSS comes from `/usr/bin/time` when it exists.
+ */
+import { EventLog } from "@logbook/store"
+import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import type { BenchContext } from "./lib/context.ts"
+import { makeTurns } from "./lib/events.ts"
+import { runStore, uncapped } from "./lib/logbook.ts"
+import type { Outcome } from "./lib/measure.ts"
+import { median, ms } from "./lib/measure.ts"
+
+const BIN = Path.join(import.meta.dirname, "..", "packages", "runtime", "dist", "bin.js")
+const TIME = "/usr/bin/time"
+
+interface Run {
+  readonly ms: number
+  readonly maxRssKb: number | undefined
+}
+
+/** Runs one process to its end; wall time around the spawn, peak RSS from `/usr/bin/time -f %M`. */
+const timed = (argv: ReadonlyArray<string>, rssFile: string): Run => {
+  const withTime = Fs.existsSync(TIME)
+  const [command, ...args] = withTime ? [TIME, "-o", rssFile, "-f", "%M", ...argv] : argv
+  if (command === undefined) throw new Error("empty command")
+  const t0 = performance.now()
+  const child = spawnSync(command, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+  const elapsed = performance.now() - t0
+  if (child.status !== 0) {
+    throw new Error(`P8: ${argv.join(" ")} exited ${child.status}: ${child.stderr.slice(-2000)}`)
+  }
+  const rss = withTime ? Number.parseInt(Fs.readFileSync(rssFile, "utf8").trim().split("\n").at(-1) ?? "", 10) : NaN
+  return { ms: elapsed, maxRssKb: Number.isFinite(rss) ? rss : undefined }
+}
+
+const mib = (kb: number | undefined): string => kb === undefined ? "n/a" : `${(kb / 1024).toFixed(0)} MiB`
+
+/** Runs P8 and prints its medians. */
+export const runP8 = async (ctx: BenchContext): Promise<Outcome> => {
+  if (!Fs.existsSync(BIN)) throw new Error(`P8 needs the built CLI (${BIN}): run \`npx tsc -b\` first`)
+  const sessionsDir = Path.join(ctx.root, "p8")
+  const sessionId = "p8-small"
+  await runStore(Effect.gen(function*() {
+    const log = yield* EventLog.open({ sessionsDir, sessionId, ...uncapped })
+    for (const turn of makeTurns(8, 20)) yield* log.appendAll(turn)
+  }))
+  const rssFile = Path.join(ctx.root, "p8-rss.txt")
+  const node = process.execPath
+  const commands: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+    ["node -e 0", [node, "-e", "0"]],
+    ["logbook show", [node, BIN, "--sessions-dir", sessionsDir, "show", sessionId]],
+    ["logbook sessions", [node, BIN, "--sessions-dir", sessionsDir, "sessions"]]
+  ]
+  const rounds = ctx.profile.quick ? 5 : 11
+  const runs: Array<Array<Run>> = commands.map(() => [])
+  for (let round = 0; round <= rounds; round++) {
+    for (let k = 0; k < commands.length; k++) {
+      const index = (round + k) % commands.length
+      const entry = commands[index]
+      if (entry === undefined) continue
+      const run = timed(entry[1], rssFile)
+      if (round > 0) runs[index]?.push(run)
+    }
+  }
+  const wall = runs.map((r) => median(r.map((x) => x.ms)))
+  const peak = runs.map((r) => {
+    const values = r.flatMap((x) => x.maxRssKb === undefined ? [] : [x.maxRssKb])
+    return values.length === 0 ? undefined : Math.max(...values)
+  })
+  const [base = NaN, show = NaN, sessions = NaN] = wall
+  const showRatio = show / base
+  const sessionsRatio = sessions / base
+  const worstRatio = Math.max(showRatio, sessionsRatio)
+  const cliPeaks = peak.slice(1).flatMap((p) => p === undefined ? [] : [p])
+  const worstPeakKb = cliPeaks.length === 0 ? undefined : Math.max(...cliPeaks)
+  console.log(`P8 CLI start: whole processes on a 20-turn store, ${rounds} alternating rounds (median wall, peak RSS)`)
+  commands.forEach(([name], i) => {
+    console.log(`  ${name.padEnd(17)} ${ms(wall[i] ?? NaN)}  peak ${mib(peak[i])}`)
+  })
+  console.log(
+    `  ratio show ${showRatio.toFixed(2)}, sessions ${sessionsRatio.toFixed(2)}; goal ≤ 2.5; peak RSS ${
+      mib(worstPeakKb)
+    }, goal ≤ 80 MiB`
+  )
+  const rssMet = worstPeakKb === undefined || worstPeakKb / 1024 <= 80
+  return {
+    id: "P8",
+    value: worstRatio,
+    text: `${worstRatio.toFixed(2)} (${mib(worstPeakKb)})`,
+    goal: "≤ 2.5, ≤ 80 MiB",
+    met: worstRatio <= 2.5 && rssMet
+  }
+}
