@@ -105,9 +105,9 @@ export interface SessionLog {
    * ends with the same bytes and the same turn index). Every event is serialised before any is
    * recorded: when one cannot be, nothing of the batch is recorded.
    *
-   * **Gotchas**: the batch waits in memory until its end, where one barrier covers every turn
-   * boundary in it; a cap eviction the batch triggers runs at the event that exceeds the budget,
-   * as with single appends. When an I/O failure interrupts a batch, the events before it count as
+   * **Gotchas**: bytes reach the file every 64 KiB, but one barrier at the end of the batch covers
+   * every turn boundary in it (earlier only before a cap eviction, which runs at the event that
+   * exceeds the budget, as with single appends). When an I/O failure interrupts a batch, the events before it count as
    * "possibly persisted" and the rest were not recorded.
    */
   readonly appendAll: (events: ReadonlyArray<ThreadEvent>) => Effect.Effect<void, AppendError>
@@ -205,21 +205,25 @@ const makeSessionLog = (
   const append = (event: ThreadEvent): Effect.Effect<void, AppendError> => appendWithPermit(event)
 
   /**
-   * Records `lines[from..]` in memory until an event exceeds a budget, then returns the I/O that
-   * single appends would run by then (barrier for any boundary seen, byte flush at 64 KiB, cap
-   * eviction) followed by the rest of the batch; undefined when the batch ends in memory.
+   * Records `lines[from..]` in memory until an event exceeds a budget or the buffer reaches
+   * 64 KiB, then returns the I/O single appends would have run by then (the barrier before a cap
+   * rewrite, the cap rewrite, or just the buffered bytes) followed by the rest of the batch; at
+   * the end of the batch, the barrier when any boundary was recorded. Undefined when nothing is
+   * owed. `boundary` carries a boundary recorded by an earlier part of the batch.
    */
   const appendBatchFrom = (
     events: ReadonlyArray<ThreadEvent>,
     lines: ReadonlyArray<string>,
     from: number,
-    nowMs: number
+    nowMs: number,
+    boundaryBefore: boolean
   ): Effect.Effect<void, AppendError> | undefined => {
     if (s.broken !== undefined || s.file === undefined) return Effect.asVoid(usableFile(s, "append"))
-    let boundary = false
+    let boundary = boundaryBefore
     let capped = false
+    let full = false
     let i = from
-    while (i < lines.length && !capped) {
+    while (i < lines.length && !capped && !full) {
       const event = events[i]
       const line = lines[i]
       if (event === undefined || line === undefined) break
@@ -227,18 +231,22 @@ const makeSessionLog = (
       const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
       if (appendRecorded(s, line, kind, nowMs, ts)) boundary = true
       capped = overBudget(s, budgets)
+      full = s.buffer.length() >= MAX_WRITE_BUFFER_BYTES
       i++
     }
+    const done = i >= lines.length
     let io: Effect.Effect<void, AppendError> | undefined
-    if (boundary) io = persistMeta(s, fs)
-    else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) io = flushBytes(s, false)
+    // The barrier runs before a cap rewrite (as after a single boundary append) and at the end.
+    if (boundary && (capped || done)) io = persistMeta(s, fs)
+    else if (full) io = flushBytes(s, false)
     if (capped) {
       const cap = Effect.asVoid(enforceCap(fs, s, budgets, hook))
       io = io === undefined ? cap : Effect.andThen(io, cap)
     }
-    if (i >= lines.length) return io
+    if (done) return io
     const next = i
-    const rest = Effect.suspend(() => appendBatchFrom(events, lines, next, nowMs) ?? Effect.void)
+    const pending = boundary && !capped
+    const rest = Effect.suspend(() => appendBatchFrom(events, lines, next, nowMs, pending) ?? Effect.void)
     return io === undefined ? rest : Effect.andThen(io, rest)
   }
 
@@ -255,7 +263,7 @@ const makeSessionLog = (
       lines.push(line.success)
     }
     const step = Effect.clockWith((clock) => {
-      const io = appendBatchFrom(events, lines, 0, clock.currentTimeMillisUnsafe())
+      const io = appendBatchFrom(events, lines, 0, clock.currentTimeMillisUnsafe(), false)
       return io === undefined ? Effect.void : Effect.uninterruptible(io)
     })
     return s.pendingIndex === undefined
