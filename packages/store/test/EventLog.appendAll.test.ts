@@ -10,6 +10,7 @@ import { Arbitrary, Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { OpenOptions, SessionLog } from "../src/EventLog.ts"
+import { MAX_WRITE_BUFFER_BYTES } from "../src/internal/writeBuffer.ts"
 import { appendAll, ev, nodeLayer, openLog, pathsOf, testRoot, turn } from "./fixtures/eventlogHelpers.ts"
 import { assertDiskConsistent, readDisk } from "./fixtures/eventlogOracle.ts"
 
@@ -185,6 +186,26 @@ describe("EventLog.appendAll", () => {
       assert.strictEqual(readDisk(paths).bytes.length, durable)
       yield* log.flush
       assert.isAbove(assertDiskConsistent(paths).disk.bytes.length, durable)
+    }).pipe(Effect.provide(nodeLayer())))
+
+  it.effect("a batch larger than the buffer writes its bytes every 64 KiB and publishes them at its end", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const paths = pathsOf(root, "large")
+      const log = yield* openLog(root, "large")
+      yield* log.appendAll(turn("first"))
+      const manifestBefore = readDisk(paths).manifest
+      const messages = Array.from({ length: 2_000 }, (_, i) => ev.msg(`message ${i} ${"y".repeat(40)}`, `m${i}`))
+      yield* log.appendAll([ev.turnStarted(), ...messages])
+      const written = readDisk(paths)
+      assert.isAbove(written.bytes.length, MAX_WRITE_BUFFER_BYTES, "bytes reached the file before any barrier")
+      assert.deepStrictEqual(written.manifest, manifestBefore, "no barrier ran: the batch has no boundary")
+      yield* log.appendAll([ev.completed()])
+      const disk = assertDiskConsistent(paths)
+      assert.strictEqual(
+        disk.disk.bytes.toString(),
+        [...turn("first"), ev.turnStarted(), ...messages, ev.completed()].map(lineOf).join("")
+      )
     }).pipe(Effect.provide(nodeLayer())))
 
   it.effect("an empty batch records nothing", () =>
