@@ -49,15 +49,19 @@ const eventOf = (op: typeof Op.Type, i: number): ThreadEvent => {
 }
 
 // Each op is an event and a number saying whether the batch ends after it (one in eight does).
-const ops = Arbitrary.array(Arbitrary.schema(Schema.Tuple([Op, Schema.Int])), { maxLength: 80 })
+const opsOf = (minLength: number) =>
+  Arbitrary.array(Arbitrary.schema(Schema.Tuple([Op, Schema.Int])), { minLength, maxLength: 80 })
+const ops = opsOf(10)
+// Long enough to cross a cap of 5 events several times.
+const longOps = opsOf(40)
 
-/** Splits the events into batches after every op whose number is divisible by 8. */
+/** Splits the events into batches after every op whose number is 7 modulo 8. */
 const batchesOf = (input: ReadonlyArray<readonly [typeof Op.Type, number]>) => {
   const batches: Array<Array<ThreadEvent>> = []
   let current: Array<ThreadEvent> = []
   input.forEach(([op, cut], i) => {
     current.push(eventOf(op, i))
-    if (cut % 8 === 0) {
+    if (Math.abs(cut) % 8 === 7) {
       batches.push(current)
       current = []
     }
@@ -114,10 +118,10 @@ describe("EventLog.appendAll", () => {
 
     it.effect.prop(
       "with tight caps, batches evict at the same events as single appends",
-      { ops },
+      { ops: longOps },
       ({ ops }) =>
         Effect.gen(function*() {
-          const { batched, batchedPaths, single } = yield* runBoth(batchesOf(ops), { maxEvents: 9, maxBytes: 0 })
+          const { batched, batchedPaths, single } = yield* runBoth(batchesOf(ops), { maxEvents: 5, maxBytes: 0 })
           assert.deepStrictEqual(batched, single)
           assertDiskConsistent(batchedPaths)
         }),
