@@ -8,7 +8,10 @@ import { fileURLToPath } from "node:url"
 import { build } from "rolldown"
 
 const dist = fileURLToPath(new URL("../dist/", import.meta.url))
-const out = fileURLToPath(new URL("../dist/bundle/", import.meta.url))
+// An absolute directory as the first argument bundles there instead (the bundle's test does).
+const out = process.argv[2] === undefined
+  ? fileURLToPath(new URL("../dist/bundle/", import.meta.url))
+  : `${process.argv[2]}/`
 
 rmSync(out, { recursive: true, force: true })
 await build({
