@@ -138,7 +138,8 @@ const lockStateOf = (s: SessionState): LockState =>
 
 const serialise = (event: ThreadEvent): Result.Result<string, InvalidEvent> =>
   Result.try({
-    try: () => encodeLine(event) + "\n",
+    // Without the newline: the buffer appends it, which spares a concatenated copy of every line.
+    try: () => encodeLine(event),
     catch: (cause) =>
       new InvalidEvent({
         operation: "append",

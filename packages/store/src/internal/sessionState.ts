@@ -105,7 +105,7 @@ export const fileMeasured = (s: SessionState, fileLen: number): void => {
 }
 
 /**
- * An append recorded in memory: `line` (newline included) buffered, the lifecycle reducer
+ * An append recorded in memory: `line` (without its newline, which the buffer adds) buffered, the lifecycle reducer
  * stepped, timestamps dirtied. Returns whether the record is a turn boundary (the caller then
  * runs the barrier).
  *
@@ -119,7 +119,7 @@ export const appendRecorded = (
   ts: string
 ): boolean => {
   const start = s.nextOffset
-  const length = s.buffer.append(line)
+  const length = s.buffer.appendLine(line)
   s.nextOffset = start + length
   s.updatedAtMs = nowMs
   s.metaDirty = true

@@ -13,6 +13,8 @@ export interface WriteBuffer {
   readonly length: () => number
   /** Appends `text` encoded as UTF-8 and returns its byte length. */
   readonly append: (text: string) => number
+  /** Appends `text` encoded as UTF-8 and a `\n`, and returns the byte length of both (no concatenated copy). */
+  readonly appendLine: (text: string) => number
   /** Drops everything after the first `length` bytes (rollback of a failed serialisation). */
   readonly truncate: (length: number) => void
   /** A view of the buffered bytes (valid until the next mutation). */
@@ -38,6 +40,13 @@ export const makeWriteBuffer = (capacity = MAX_WRITE_BUFFER_BYTES): WriteBuffer 
       const written = buf.write(text, len, "utf8")
       len += written
       return written
+    },
+    appendLine: (text) => {
+      ensure(text.length * 3 + 1)
+      const written = buf.write(text, len, "utf8")
+      buf[len + written] = 0x0a
+      len += written + 1
+      return written + 1
     },
     truncate: (length) => {
       len = Math.min(len, length)
