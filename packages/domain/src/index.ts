@@ -3,9 +3,12 @@
  */
 export * from "./CapEviction.ts"
 export * from "./Classify.ts"
+export * from "./ClaudeTranscript.ts"
+export * from "./CodexRollout.ts"
 export * from "./Encode.ts"
 export * from "./EvictionSummary.ts"
 export * from "./GoalTracker.ts"
+export * from "./ImportCursor.ts"
 export * from "./Lifecycle.ts"
 export * from "./LifecycleKind.ts"
 export * from "./LogScan.ts"

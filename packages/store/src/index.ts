@@ -15,6 +15,7 @@ export type {
 export * from "./EventLogError.ts"
 export * from "./GoalStore.ts"
 export * from "./IdGenerator.ts"
+export * from "./ImportState.ts"
 export * from "./LineSplitter.ts"
 export * from "./Liveness.ts"
 export * from "./MatrixWorkspace.ts"

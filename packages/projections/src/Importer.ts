@@ -1,0 +1,464 @@
+/**
+ * Importing the sessions other agents already wrote (docs/import.md): Codex CLI rollouts and
+ * Claude Code transcripts are read as streams of lines in bounded memory, mapped to ThreadEvents
+ * by domain's pure mappers, and written through the store's EventLog — one session per source
+ * thread. Imports are idempotent and incremental: `derived/import.json` records how many bytes of
+ * the source were consumed and their SHA-256, so an unchanged source writes nothing, a grown one
+ * only its new records, and one whose consumed prefix changed is refused.
+ *
+ * **Gotchas**: directories are walked without following links, and a link given as a path is
+ * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
+ */
+import type { ImportFormat, ImportIdentity, ImportMapper, ThreadEvent, UsageTotals } from "@logbook/domain"
+import { claudeTranscriptMapper, codexRolloutMapper, isRecord, zeroUsage } from "@logbook/domain"
+import type { ImportState, StoreIoError } from "@logbook/store"
+import { EventLog, loadImportState, saveImportState, SessionFs, sessionPaths, splitLines } from "@logbook/store"
+import { Effect, Option, Result, Schema, Stream } from "effect"
+import { createHash } from "node:crypto"
+import * as NodePath from "node:path"
+import { parseForeignLine } from "./ForeignLines.ts"
+
+/** What to import. */
+export interface ImportOptions {
+  /** The sessions root to write into. */
+  readonly sessionsDir: string
+  /** The format of the sources, or `auto` to recognise it from each file's content. */
+  readonly format: ImportFormat | "auto"
+  /** Files and directories (walked recursively, links never followed). */
+  readonly paths: ReadonlyArray<string>
+  /** Called after each source with how many sources are done, of how many, and the last one. */
+  readonly onProgress?: ((done: number, total: number, path: string) => void) | undefined
+}
+
+/** What happened to one source. */
+export type SourceStatus = "created" | "updated" | "unchanged" | "failed" | "refused" | "ignored"
+
+/** One line that was not imported, with where it is and why. */
+export interface SkippedLine {
+  readonly line: number
+  readonly reason: string
+}
+
+/** The outcome of one source. */
+export interface SourceReport {
+  readonly path: string
+  readonly format: ImportFormat | undefined
+  readonly session: string | undefined
+  readonly parent_session: string | undefined
+  readonly status: SourceStatus
+  readonly reason: string | undefined
+  readonly events_written: number
+  readonly records_read: number
+  /** Records read but mapped to nothing, by reason (duplicates, settings, unknown types…). */
+  readonly records_skipped: Readonly<Record<string, number>>
+  /** Lines that held no record (not JSON…), at most {@link MAX_LINES_LISTED} of them listed. */
+  readonly lines_skipped: ReadonlyArray<SkippedLine>
+  readonly lines_skipped_count: number
+  /** Lines holding two JSON objects, split and both kept. */
+  readonly lines_split: number
+  /** Lines with invalid UTF-8, kept with U+FFFD in place of the bad bytes. */
+  readonly lines_with_invalid_utf8: number
+  /** A last line without its newline that does not parse yet (a live file): left for the next import. */
+  readonly pending_tail_bytes: number
+  /** Usage counted for the turn still open at the end of the source (not in the log until the turn ends). */
+  readonly open_turn_usage: UsageTotals
+}
+
+/** The outcome of an import. */
+export interface ImportReport {
+  readonly sessions_created: number
+  readonly sessions_updated: number
+  readonly sessions_unchanged: number
+  readonly sources_failed: number
+  readonly events_written: number
+  readonly records_read: number
+  readonly records_skipped: Readonly<Record<string, number>>
+  readonly lines_skipped: number
+  readonly sources: ReadonlyArray<SourceReport>
+}
+
+/** How many skipped lines one source report lists (the count is always complete). */
+export const MAX_LINES_LISTED = 100
+
+const PEEK_LINES = 200
+
+const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
+  format === "gemini" ? [".json", ".jsonl"] : format === "auto" ? [".jsonl", ".json"] : [".jsonl"]
+
+interface Candidate {
+  readonly path: string
+  readonly problem?: { readonly status: SourceStatus; readonly reason: string }
+}
+
+/** The files below the given paths, in a stable order; links are reported, never followed. */
+const collectSources = (paths: ReadonlyArray<string>, format: ImportFormat | "auto") =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const out: Array<Candidate> = []
+    const exts = extensionsOf(format)
+    const walk = (dir: string): Effect.Effect<void, StoreIoError> =>
+      Effect.gen(function*() {
+        const names = yield* fs.listDir(dir)
+        for (const name of names) {
+          const child = NodePath.join(dir, name)
+          const info = yield* fs.lstat(child)
+          if (Option.isNone(info)) continue
+          if (info.value.type === "Directory") yield* walk(child)
+          else if (info.value.type === "File" && exts.some((ext) => name.endsWith(ext))) out.push({ path: child })
+        }
+      })
+    for (const given of paths) {
+      const path = NodePath.resolve(given)
+      const info = yield* Effect.result(fs.lstat(path))
+      if (Result.isFailure(info)) {
+        out.push({ path, problem: { status: "failed", reason: info.failure.message } })
+      } else if (Option.isNone(info.success)) {
+        out.push({ path, problem: { status: "failed", reason: "no such file or directory" } })
+      } else if (info.success.value.type === "SymbolicLink") {
+        out.push({ path, problem: { status: "refused", reason: "a symbolic link (links are never followed)" } })
+      } else if (info.success.value.type === "Directory") {
+        const walked = yield* Effect.result(walk(path))
+        if (Result.isFailure(walked)) out.push({ path, problem: { status: "failed", reason: walked.failure.message } })
+      } else {
+        out.push({ path })
+      }
+    }
+    return out
+  })
+
+/** Recognises a format from one parsed record (`undefined`: this record does not tell). */
+export const recogniseRecord = (record: unknown): ImportFormat | undefined => {
+  if (!isRecord(record)) return undefined
+  const r = record
+  const type = r["type"]
+  if (typeof type === "string") {
+    if (["session_meta", "response_item", "event_msg", "turn_context", "compacted"].includes(type) && "payload" in r) {
+      return "codex"
+    }
+    if (typeof r["sessionId"] === "string" || ["summary", "file-history-snapshot"].includes(type)) return "claude"
+    if (type === "thread.started" || type === "turn.started" || type.startsWith("item.")) return "exec"
+  }
+  if (Array.isArray(r["messages"]) && typeof r["sessionId"] === "string") return "gemini"
+  return undefined
+}
+
+const mapperOf = (format: ImportFormat): ImportMapper<unknown> | undefined => {
+  switch (format) {
+    case "codex":
+      return erase(codexRolloutMapper)
+    case "claude":
+      return erase(claudeTranscriptMapper)
+    default:
+      return undefined
+  }
+}
+
+/** Hides a mapper's state type: the importer only threads the state through the mapper's own functions. */
+const erase = <S>(mapper: ImportMapper<S>): ImportMapper<unknown> => ({
+  format: mapper.format,
+  state: Schema.Unknown,
+  identify: mapper.identify,
+  initial: mapper.initial,
+  step: (state, record) => mapper.step(state as S, record),
+  openUsage: (state) => mapper.openUsage(state as S)
+})
+
+const stateCodecOf = (format: ImportFormat) =>
+  format === "codex" ? codexRolloutMapper.state : claudeTranscriptMapper.state
+
+const UUID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/iu
+
+/** Reads the first lines of a source: its format (when asked to recognise it) and identity. */
+const peek = (path: string, format: ImportFormat | "auto") =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    let found: ImportFormat | undefined = format === "auto" ? undefined : format
+    let identity: ImportIdentity | undefined
+    yield* fs.stream(path).pipe(
+      splitLines(0),
+      Stream.take(PEEK_LINES),
+      Stream.takeUntil(() => identity !== undefined),
+      Stream.runForEach((line) =>
+        Effect.sync(() => {
+          if (identity !== undefined) return
+          const parsed = parseForeignLine(line.bytes, format === "exec" || format === "auto")
+          if (parsed._tag !== "Records") return
+          for (const value of parsed.values) {
+            found ??= recogniseRecord(value)
+            const mapper = found === undefined ? undefined : mapperOf(found)
+            identity ??= mapper?.identify(value)
+          }
+        })
+      )
+    )
+    if (identity === undefined && found !== undefined) {
+      const uuid = UUID.exec(NodePath.basename(path))?.[1]
+      if (uuid !== undefined && (found === "codex" || found === "claude")) {
+        const id = `${found}-${uuid}`
+        identity = { sessionId: id, threadId: found === "codex" ? uuid : id }
+      }
+    }
+    return { format: found, identity }
+  })
+
+const sha256Prefix = (path: string, end: number) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const hash = createHash("sha256")
+    if (end > 0) {
+      yield* Stream.runForEach(
+        fs.stream(path, { start: 0, end }),
+        (chunk) => Effect.sync(() => void hash.update(chunk))
+      )
+    }
+    return hash
+  })
+
+const bump = (counts: Record<string, number>, key: string, by = 1): void => {
+  counts[key] = (counts[key] ?? 0) + by
+}
+
+const emptyReport = (path: string, status: SourceStatus, reason: string, format?: ImportFormat): SourceReport => ({
+  path,
+  format,
+  session: undefined,
+  parent_session: undefined,
+  status,
+  reason,
+  events_written: 0,
+  records_read: 0,
+  records_skipped: {},
+  lines_skipped: [],
+  lines_skipped_count: 0,
+  lines_split: 0,
+  lines_with_invalid_utf8: 0,
+  pending_tail_bytes: 0,
+  open_turn_usage: zeroUsage
+})
+
+/** Imports one source file (see the module comment). */
+export const importSource = Effect.fn("Importer.importSource")(function*(
+  sessionsDir: string,
+  path: string,
+  format: ImportFormat | "auto"
+) {
+  const fs = yield* SessionFs
+  const info = yield* fs.lstat(path)
+  if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
+  const size = info.value.size
+  const peeked = yield* peek(path, format)
+  if (peeked.format === undefined) return emptyReport(path, "ignored", "not a session file of a known format")
+  const mapper = mapperOf(peeked.format)
+  if (mapper === undefined) {
+    return emptyReport(path, "failed", `importing ${peeked.format} sessions is not supported yet`, peeked.format)
+  }
+  if (peeked.identity === undefined) {
+    return emptyReport(path, "failed", "no session id found in its first records or its name", peeked.format)
+  }
+  const identity = peeked.identity
+  const paths = sessionPaths(sessionsDir, identity.sessionId)
+  const base = {
+    ...emptyReport(path, "unchanged", "", peeked.format),
+    session: identity.sessionId,
+    parent_session: identity.parentSessionId,
+    reason: undefined
+  }
+  const previous = yield* loadImportState(paths)
+  const logInfo = yield* fs.lstat(paths.events)
+  const logLength = Option.isSome(logInfo) ? logInfo.value.size : 0
+  let mapperState: unknown
+  let offset = 0
+  let lines = 0
+  let records = 0
+  if (Option.isNone(previous)) {
+    if (logLength > 0) {
+      return {
+        ...base,
+        status: "refused",
+        reason: `session ${identity.sessionId} already exists and was not imported from a source; ` +
+          "import into another --sessions-dir or remove that session first"
+      } satisfies SourceReport
+    }
+    mapperState = mapper.initial(identity)
+  } else {
+    const state = previous.value
+    if (state.format !== peeked.format) {
+      return {
+        ...base,
+        status: "refused",
+        reason: `session was imported from a ${state.format} source`
+      } satisfies SourceReport
+    }
+    if (state.log_length !== logLength) {
+      return {
+        ...base,
+        status: "refused",
+        reason: `events.jsonl changed since the last import (${logLength} bytes, recorded ${state.log_length}); ` +
+          "remove the session to import it again"
+      } satisfies SourceReport
+    }
+    if (size < state.offset) {
+      return {
+        ...base,
+        status: "refused",
+        reason: `the source is shorter (${size} bytes) than what was already imported (${state.offset} bytes)`
+      } satisfies SourceReport
+    }
+    const decoded = Schema.decodeUnknownResult(stateCodecOf(peeked.format))(state.mapper_state)
+    if (Result.isFailure(decoded)) {
+      return {
+        ...base,
+        status: "failed",
+        reason: `unreadable import state: ${decoded.failure.message}`
+      } satisfies SourceReport
+    }
+    mapperState = decoded.success
+    offset = state.offset
+    lines = state.lines
+    records = state.records
+  }
+  const hash = yield* sha256Prefix(path, offset)
+  if (Option.isSome(previous)) {
+    const digest = hash.copy().digest("hex")
+    if (digest !== previous.value.prefix_sha256) {
+      return {
+        ...base,
+        status: "refused",
+        reason: "the part of the source imported before has changed since; nothing was merged — " +
+          "remove the session to import the source again"
+      } satisfies SourceReport
+    }
+    if (size === offset) return { ...base, status: "unchanged" } satisfies SourceReport
+  }
+
+  const comments = peeked.format === "exec"
+  const recordsSkipped: Record<string, number> = {}
+  const skippedLines: Array<SkippedLine> = []
+  let skippedCount = 0
+  let split = 0
+  let replaced = 0
+  let pendingTail = 0
+  let consumed = offset
+  let written = 0
+  let readNow = 0
+  const step = (record: unknown): Array<ThreadEvent> => {
+    const result = mapper.step(mapperState, record)
+    mapperState = result.state
+    readNow++
+    if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
+    return [...result.events]
+  }
+
+  yield* Effect.scoped(Effect.gen(function*() {
+    const log = yield* EventLog.open({
+      sessionsDir,
+      sessionId: identity.sessionId,
+      maxEvents: 0,
+      maxBytes: 0,
+      requireExclusive: true
+    })
+    yield* fs.stream(path, { start: offset }).pipe(
+      splitLines(offset),
+      Stream.runForEach((line) =>
+        Effect.gen(function*() {
+          const terminated = line.bytes[line.bytes.length - 1] === 10
+          const parsed = parseForeignLine(line.bytes, comments)
+          if (!terminated && parsed._tag !== "Records") {
+            pendingTail = line.bytes.length
+            return
+          }
+          lines++
+          hash.update(line.bytes)
+          consumed = line.offset + line.bytes.length
+          if (parsed._tag === "Bad") {
+            skippedCount++
+            if (skippedLines.length < MAX_LINES_LISTED) skippedLines.push({ line: lines, reason: parsed.reason })
+            return
+          }
+          if (parsed._tag !== "Records") return
+          if (parsed.split) split++
+          if (parsed.replaced) replaced++
+          for (const value of parsed.values) {
+            for (const event of step(value)) {
+              yield* log.append(event)
+              written++
+            }
+          }
+        })
+      )
+    )
+    yield* log.flush
+  }))
+  const after = yield* fs.lstat(paths.events)
+  const outcome = { logLength: Option.isSome(after) ? after.value.size : 0 }
+  const saved: ImportState = {
+    version: 1,
+    format: peeked.format,
+    source: path,
+    offset: consumed,
+    prefix_sha256: hash.digest("hex"),
+    lines,
+    records: records + readNow,
+    log_length: outcome.logLength,
+    mapper_state: Schema.encodeSync(Schema.Json)(toJson(mapperState))
+  }
+  yield* saveImportState(paths, saved)
+  const status: SourceStatus = Option.isNone(previous) ? "created" : consumed === offset ? "unchanged" : "updated"
+  return {
+    ...base,
+    status,
+    events_written: written,
+    records_read: readNow,
+    records_skipped: recordsSkipped,
+    lines_skipped: skippedLines,
+    lines_skipped_count: skippedCount,
+    lines_split: split,
+    lines_with_invalid_utf8: replaced,
+    pending_tail_bytes: pendingTail,
+    open_turn_usage: mapper.openUsage(mapperState)
+  } satisfies SourceReport
+})
+
+/** The mapper states are plain JSON by construction (their Schemas are Structs of JSON values). */
+const toJson = (value: unknown): Schema.Json => {
+  const json = Schema.decodeUnknownResult(Schema.Json)(value)
+  return Result.isSuccess(json) ? json.success : null
+}
+
+/** Imports every source below `options.paths`; one failing source never stops the others. */
+export const importSessions = Effect.fn("Importer.importSessions")(function*(options: ImportOptions) {
+  const candidates = yield* collectSources(options.paths, options.format)
+  const sources: Array<SourceReport> = []
+  let done = 0
+  for (const candidate of candidates) {
+    const report = candidate.problem === undefined
+      ? yield* importSource(options.sessionsDir, candidate.path, options.format).pipe(
+        Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message)))
+      )
+      : emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
+    sources.push(report)
+    done++
+    options.onProgress?.(done, candidates.length, candidate.path)
+  }
+  return summarise(sources)
+})
+
+/** Totals over the per-source reports. */
+export const summarise = (sources: ReadonlyArray<SourceReport>): ImportReport => {
+  const skipped: Record<string, number> = {}
+  for (const s of sources) {
+    for (const [reason, n] of Object.entries(s.records_skipped)) bump(skipped, reason, n)
+  }
+  const count = (status: SourceStatus) => sources.filter((s) => s.status === status).length
+  return {
+    sessions_created: count("created"),
+    sessions_updated: count("updated"),
+    sessions_unchanged: count("unchanged"),
+    sources_failed: count("failed") + count("refused"),
+    events_written: sources.reduce((n, s) => n + s.events_written, 0),
+    records_read: sources.reduce((n, s) => n + s.records_read, 0),
+    records_skipped: skipped,
+    lines_skipped: sources.reduce((n, s) => n + s.lines_skipped_count, 0),
+    sources
+  }
+}

