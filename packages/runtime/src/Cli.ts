@@ -11,6 +11,7 @@ import { demoCommand } from "./cli/Demo.ts"
 import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
+import { importCommand } from "./cli/Import.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
 import { retentionCommand } from "./cli/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
@@ -32,7 +33,8 @@ export const logbookCli = rootCommand.pipe(
     retentionCommand,
     matrixCommand,
     goalCommand,
-    progressCommand
+    progressCommand,
+    importCommand
   ])
 )
 

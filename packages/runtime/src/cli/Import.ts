@@ -1,0 +1,168 @@
+/**
+ * `logbook import codex|claude|auto [PATH…]`: turns the sessions other agents wrote into Logbook
+ * sessions (docs/import.md). Without paths, `codex` reads `$CODEX_HOME/sessions` and
+ * `$CODEX_HOME/archived_sessions` (`CODEX_HOME` defaults to `~/.codex`) and `claude` reads
+ * `~/.claude/projects`. Prints a summary (sessions created / updated / unchanged, events written,
+ * records and lines skipped by reason), or the whole report with `--json`; exits 1 at the end when
+ * any source failed or was refused, after importing all the others.
+ */
+import type { ImportFormat } from "@logbook/domain"
+import type { ImportReport, SourceReport } from "@logbook/projections"
+import { importSessions } from "@logbook/projections"
+import { Config, Effect, Option, Stdio } from "effect"
+import { Argument, Command } from "effect/cli"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { CommandFailed } from "./Errors.ts"
+import { jsonFlag } from "./Flags.ts"
+import { printJson, printLines, shellQuote, table } from "./Output.ts"
+import { Invocation, location } from "./Root.ts"
+
+const pathsArgument = Argument.String("path").pipe(
+  Argument.withDescription("Session files or directories (walked recursively; links are never followed)"),
+  Argument.variadic()
+)
+
+const envOr = (name: string) =>
+  Config.option(Config.String(name)).pipe(
+    Effect.orElseSucceed(() => Option.none<string>()),
+    Effect.map(Option.filter((v) => v.length > 0))
+  )
+
+const home = Effect.map(envOr("HOME"), Option.getOrElse(() => NodeOs.homedir()))
+
+/** The default sources of a format when no path is given. */
+const defaultPaths = (format: ImportFormat | "auto") =>
+  Effect.gen(function*() {
+    const dir = yield* home
+    if (format === "codex") {
+      const codexHome = Option.getOrElse(yield* envOr("CODEX_HOME"), () => NodePath.join(dir, ".codex"))
+      return [NodePath.join(codexHome, "sessions"), NodePath.join(codexHome, "archived_sessions")]
+    }
+    if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
+    if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
+    return []
+  })
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
+
+const summaryLines = (report: ImportReport, sessionsDir: string, next: string): Array<string> => {
+  const lines = [
+    `Imported ${plural(report.sources.length, "source")} into ${sessionsDir}: ` +
+    `${report.sessions_created} created, ${report.sessions_updated} updated, ${report.sessions_unchanged} unchanged, ` +
+    `${report.sources_failed} failed or refused.`,
+    `${plural(report.events_written, "event")} written from ${plural(report.records_read, "record")}.`
+  ]
+  const skipped = Object.entries(report.records_skipped).sort((a, b) => b[1] - a[1])
+  if (skipped.length > 0) {
+    lines.push("Records with nothing to write (duplicates, settings, types the contract has no place for):")
+    lines.push(...skipped.map(([reason, n]) => `  ${String(n).padStart(6)}  ${reason}`))
+  }
+  const bad = report.sources.flatMap((s) => s.lines_skipped.map((l) => `  ${s.path}:${l.line}: ${l.reason}`))
+  if (report.lines_skipped > 0) {
+    lines.push(`${plural(report.lines_skipped, "line")} skipped:`, ...bad)
+    if (bad.length < report.lines_skipped) lines.push(`  … and ${report.lines_skipped - bad.length} more (see --json)`)
+  }
+  const shown = report.sources.filter((s) => s.status !== "ignored")
+  if (shown.length > 0) {
+    lines.push(
+      ...table(
+        ["status", "session", "events", "source"],
+        shown.map((s) => [s.status, s.session ?? "-", String(s.events_written), sourceNote(s)]),
+        [2]
+      )
+    )
+  }
+  const first = report.sources.find((s) => s.status === "created" || s.status === "updated")
+  if (first?.session !== undefined) lines.push(`Next: ${next} show ${shellQuote(first.session)}`)
+  return lines
+}
+
+const sourceNote = (s: SourceReport): string => {
+  const notes = [
+    s.lines_split > 0 ? `${plural(s.lines_split, "line")} held two records (both kept)` : "",
+    s.pending_tail_bytes > 0 ? `unfinished last line (${s.pending_tail_bytes} B) left for later` : "",
+    s.reason ?? ""
+  ].filter((n) => n.length > 0)
+  return notes.length === 0 ? s.path : `${s.path} (${notes.join("; ")})`
+}
+
+const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, json: boolean) =>
+  Effect.gen(function*() {
+    const where = yield* location
+    if (format === "auto" && given.length === 0) {
+      return yield* new CommandFailed({
+        detail: "import auto needs at least one PATH",
+        hint: "give the files or directories to import, e.g. `logbook import auto ~/.codex/sessions`"
+      })
+    }
+    const paths = given.length > 0 ? given : yield* defaultPaths(format)
+    const stdio = yield* Stdio.Stdio
+    const terminal = yield* stdio.stderrIsTerminal
+    let shown = false
+    const onProgress = terminal
+      ? (done: number, total: number, path: string) => {
+        shown = true
+        // Synchronous on purpose: called from inside the import loop, between sources.
+        process.stderr.write(`\r\u001b[Kimporting ${done}/${total}: ${NodePath.basename(path)}`)
+      }
+      : undefined
+    const report = yield* importSessions({ sessionsDir: where.sessionsDir, format, paths, onProgress }).pipe(
+      Effect.ensuring(Effect.sync(() => {
+        if (shown) process.stderr.write("\r\u001b[K")
+      }))
+    )
+    const invocation = yield* Invocation
+    const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
+    if (json) yield* printJson(report)
+    else yield* printLines(...summaryLines(report, where.sessionsDir, next))
+    const failed = report.sources.filter((s) => s.status === "failed" || s.status === "refused")
+    if (failed.length > 0) {
+      return yield* new CommandFailed({
+        detail: `${plural(failed.length, "source")} could not be imported: ` +
+          failed.map((s) => `${s.path} (${s.reason ?? s.status})`).join("; "),
+        hint: "the other sources were imported; fix or remove these and run the import again (it is idempotent)"
+      })
+    }
+  })
+
+const formatCommand = (format: ImportFormat | "auto", summary: string, description: string, example: string) =>
+  Command.make(format, { paths: pathsArgument, json: jsonFlag }, ({ json, paths }) => runImport(format, paths, json))
+    .pipe(
+      Command.withShortDescription(summary),
+      Command.withDescription(description),
+      Command.withExamples([{ command: example, description: summary }])
+    )
+
+/** `import`: the importers of foreign session formats. */
+export const importCommand = Command.make("import").pipe(
+  Command.withShortDescription("Import Codex CLI rollouts and Claude Code transcripts as sessions"),
+  Command.withDescription(
+    "Import the sessions other agents already wrote, one Logbook session per source thread " +
+      "(codex-<thread id>, claude-<session id>). Re-importing is idempotent: unchanged sources write " +
+      "nothing, grown ones only their new records, changed ones are refused. See docs/import.md."
+  ),
+  Command.withSubcommands([
+    formatCommand(
+      "codex",
+      "Import Codex CLI rollouts (default: $CODEX_HOME/sessions and archived_sessions)",
+      "Import Codex CLI rollout files (rollout-*.jsonl). Without PATH, reads $CODEX_HOME/sessions and " +
+        "$CODEX_HOME/archived_sessions, CODEX_HOME defaulting to ~/.codex.",
+      "logbook import codex"
+    ),
+    formatCommand(
+      "claude",
+      "Import Claude Code transcripts (default: ~/.claude/projects)",
+      "Import Claude Code transcripts (<session>.jsonl, subagents/agent-*.jsonl as their own sessions naming " +
+        "their parent). Without PATH, reads ~/.claude/projects.",
+      "logbook import claude ~/.claude/projects/-Users-me-repo"
+    ),
+    formatCommand(
+      "auto",
+      "Import files of any supported format, recognised from their content",
+      "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
+        "Code transcripts); files of no known format are ignored.",
+      "logbook import auto ./backups"
+    )
+  ])
+)
