@@ -207,12 +207,12 @@ export const failTurn = (c: ImportCursor, message: string): { cursor: ImportCurs
 }
 
 /**
- * Opens a turn for a user prompt: closes the previous one, then `turn.started` with the prompt in
- * `context.goal`, origin `user`, the source timestamp, and the source's turn id when it has one.
+ * Opens a turn for a user prompt: closes the previous one, then `turn.started` with the prompt (when
+ * the source has its text) in `context.goal`, origin `user`, the source timestamp, and the source's turn id when it has one.
  */
 export const openTurn = (
   c: ImportCursor,
-  prompt: string,
+  prompt: string | undefined,
   ts: string,
   sourceTurnId?: string
 ): { cursor: ImportCursor; events: Array<ThreadEvent> } => {
@@ -231,7 +231,7 @@ export const openTurn = (
       ...(parent === undefined ? {} : { parent_actor_id: parent }),
       origin: "user",
       timestamp: cursor.lastTs,
-      goal: prompt
+      ...(prompt === undefined ? {} : { goal: prompt })
     }
   }
   return { cursor, events: [...started.events, ...closed.events, event] }

@@ -4,6 +4,7 @@
 export * from "./CapEviction.ts"
 export * from "./Classify.ts"
 export * from "./ClaudeTranscript.ts"
+export * from "./CodexExec.ts"
 export * from "./CodexRollout.ts"
 export * from "./Encode.ts"
 export * from "./EvictionSummary.ts"

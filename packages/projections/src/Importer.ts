@@ -9,9 +9,9 @@
  * **Gotchas**: directories are walked without following links, and a link given as a path is
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
  */
-import type { ImportFormat, ImportIdentity, ImportMapper, ThreadEvent, UsageTotals } from "@logbook/domain"
-import { claudeTranscriptMapper, codexRolloutMapper, isRecord, zeroUsage } from "@logbook/domain"
-import type { ImportState, StoreIoError } from "@logbook/store"
+import type { ImportFormat, ImportIdentity, ImportMapper, UsageTotals } from "@logbook/domain"
+import { claudeTranscriptMapper, codexExecMapper, codexRolloutMapper, isRecord, zeroUsage } from "@logbook/domain"
+import type { ImportState, RawLine, SessionLog, StoreIoError } from "@logbook/store"
 import { EventLog, loadImportState, saveImportState, SessionFs, sessionPaths, splitLines } from "@logbook/store"
 import { Effect, Option, Result, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
@@ -148,6 +148,8 @@ const mapperOf = (format: ImportFormat): ImportMapper<unknown> | undefined => {
       return erase(codexRolloutMapper)
     case "claude":
       return erase(claudeTranscriptMapper)
+    case "exec":
+      return erase(codexExecMapper)
     default:
       return undefined
   }
@@ -164,55 +166,21 @@ const erase = <S>(mapper: ImportMapper<S>): ImportMapper<unknown> => ({
 })
 
 const stateCodecOf = (format: ImportFormat) =>
-  format === "codex" ? codexRolloutMapper.state : claudeTranscriptMapper.state
+  format === "codex"
+    ? codexRolloutMapper.state
+    : format === "exec"
+    ? codexExecMapper.state
+    : claudeTranscriptMapper.state
 
 const UUID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/iu
 
-/** Reads the first lines of a source: its format (when asked to recognise it) and identity. */
-const peek = (path: string, format: ImportFormat | "auto") =>
-  Effect.gen(function*() {
-    const fs = yield* SessionFs
-    let found: ImportFormat | undefined = format === "auto" ? undefined : format
-    let identity: ImportIdentity | undefined
-    yield* fs.stream(path).pipe(
-      splitLines(0),
-      Stream.take(PEEK_LINES),
-      Stream.takeUntil(() => identity !== undefined),
-      Stream.runForEach((line) =>
-        Effect.sync(() => {
-          if (identity !== undefined) return
-          const parsed = parseForeignLine(line.bytes, format === "exec" || format === "auto")
-          if (parsed._tag !== "Records") return
-          for (const value of parsed.values) {
-            found ??= recogniseRecord(value)
-            const mapper = found === undefined ? undefined : mapperOf(found)
-            identity ??= mapper?.identify(value)
-          }
-        })
-      )
-    )
-    if (identity === undefined && found !== undefined) {
-      const uuid = UUID.exec(NodePath.basename(path))?.[1]
-      if (uuid !== undefined && (found === "codex" || found === "claude")) {
-        const id = `${found}-${uuid}`
-        identity = { sessionId: id, threadId: found === "codex" ? uuid : id }
-      }
-    }
-    return { format: found, identity }
-  })
-
-const sha256Prefix = (path: string, end: number) =>
-  Effect.gen(function*() {
-    const fs = yield* SessionFs
-    const hash = createHash("sha256")
-    if (end > 0) {
-      yield* Stream.runForEach(
-        fs.stream(path, { start: 0, end }),
-        (chunk) => Effect.sync(() => void hash.update(chunk))
-      )
-    }
-    return hash
-  })
+/** The identity a source's name gives when its records name none (`rollout-…-<uuid>.jsonl`, `<uuid>.jsonl`). */
+const identityFromName = (name: string, format: ImportFormat): ImportIdentity | undefined => {
+  const uuid = UUID.exec(NodePath.basename(name))?.[1]
+  if (uuid === undefined || (format !== "codex" && format !== "claude")) return undefined
+  const id = `${format}-${uuid}`
+  return { sessionId: id, threadId: format === "codex" ? uuid : id }
+}
 
 const bump = (counts: Record<string, number>, key: string, by = 1): void => {
   counts[key] = (counts[key] ?? 0) + by
@@ -236,177 +204,219 @@ const emptyReport = (path: string, status: SourceStatus, reason: string, format?
   open_turn_usage: zeroUsage
 })
 
-/** Imports one source file (see the module comment). */
-export const importSource = Effect.fn("Importer.importSource")(function*(
+/** A source of bytes to import: its name (a path, or `-` for stdin) and its content from the start. */
+export interface ImportInput<E> {
+  readonly name: string
+  readonly bytes: Stream.Stream<Uint8Array, E>
+}
+
+type Refusal = { readonly status: SourceStatus; readonly reason: string }
+
+/**
+ * Imports one source in a single pass over its bytes (see the module comment): the first lines
+ * name the format and the session; the part consumed by an earlier import is only hashed and
+ * checked against the recorded digest; what follows is mapped and appended.
+ */
+export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   sessionsDir: string,
-  path: string,
+  input: ImportInput<E>,
   format: ImportFormat | "auto"
 ) {
   const fs = yield* SessionFs
-  const info = yield* fs.lstat(path)
-  if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
-  const size = info.value.size
-  const peeked = yield* peek(path, format)
-  if (peeked.format === undefined) return emptyReport(path, "ignored", "not a session file of a known format")
-  const mapper = mapperOf(peeked.format)
-  if (mapper === undefined) {
-    return emptyReport(path, "failed", `importing ${peeked.format} sessions is not supported yet`, peeked.format)
-  }
-  if (peeked.identity === undefined) {
-    return emptyReport(path, "failed", "no session id found in its first records or its name", peeked.format)
-  }
-  const identity = peeked.identity
-  const paths = sessionPaths(sessionsDir, identity.sessionId)
-  const base = {
-    ...emptyReport(path, "unchanged", "", peeked.format),
-    session: identity.sessionId,
-    parent_session: identity.parentSessionId,
-    reason: undefined
-  }
-  const previous = yield* loadImportState(paths)
-  const logInfo = yield* fs.lstat(paths.events)
-  const logLength = Option.isSome(logInfo) ? logInfo.value.size : 0
+  const comments = format === "exec" || format === "auto"
+  const buffered: Array<RawLine> = []
+  let found: ImportFormat | undefined = format === "auto" ? undefined : format
+  let identity: ImportIdentity | undefined
+  let begun = false
+  let stop: Refusal | undefined
+  // Set once the source is known (begin):
+  let mapper: ImportMapper<unknown> | undefined
+  let paths: ReturnType<typeof sessionPaths> | undefined
+  let previous: Option.Option<ImportState> = Option.none()
   let mapperState: unknown
-  let offset = 0
+  let prevOffset = 0
   let lines = 0
-  let records = 0
-  if (Option.isNone(previous)) {
-    if (logLength > 0) {
-      return {
-        ...base,
-        status: "refused",
-        reason: `session ${identity.sessionId} already exists and was not imported from a source; ` +
-          "import into another --sessions-dir or remove that session first"
-      } satisfies SourceReport
-    }
-    mapperState = mapper.initial(identity)
-  } else {
-    const state = previous.value
-    if (state.format !== peeked.format) {
-      return {
-        ...base,
-        status: "refused",
-        reason: `session was imported from a ${state.format} source`
-      } satisfies SourceReport
-    }
-    if (state.log_length !== logLength) {
-      return {
-        ...base,
-        status: "refused",
-        reason: `events.jsonl changed since the last import (${logLength} bytes, recorded ${state.log_length}); ` +
-          "remove the session to import it again"
-      } satisfies SourceReport
-    }
-    if (size < state.offset) {
-      return {
-        ...base,
-        status: "refused",
-        reason: `the source is shorter (${size} bytes) than what was already imported (${state.offset} bytes)`
-      } satisfies SourceReport
-    }
-    const decoded = Schema.decodeUnknownResult(stateCodecOf(peeked.format))(state.mapper_state)
-    if (Result.isFailure(decoded)) {
-      return {
-        ...base,
-        status: "failed",
-        reason: `unreadable import state: ${decoded.failure.message}`
-      } satisfies SourceReport
-    }
-    mapperState = decoded.success
-    offset = state.offset
-    lines = state.lines
-    records = state.records
-  }
-  const hash = yield* sha256Prefix(path, offset)
-  if (Option.isSome(previous)) {
-    const digest = hash.copy().digest("hex")
-    if (digest !== previous.value.prefix_sha256) {
-      return {
-        ...base,
-        status: "refused",
-        reason: "the part of the source imported before has changed since; nothing was merged — " +
-          "remove the session to import the source again"
-      } satisfies SourceReport
-    }
-    if (size === offset) return { ...base, status: "unchanged" } satisfies SourceReport
-  }
-
-  const comments = peeked.format === "exec"
+  let prevRecords = 0
+  const hash = createHash("sha256")
+  let log: SessionLog | undefined
   const recordsSkipped: Record<string, number> = {}
   const skippedLines: Array<SkippedLine> = []
   let skippedCount = 0
   let split = 0
   let replaced = 0
   let pendingTail = 0
-  let consumed = offset
+  let consumed = 0
   let written = 0
   let readNow = 0
-  const step = (record: unknown): Array<ThreadEvent> => {
-    const result = mapper.step(mapperState, record)
-    mapperState = result.state
-    readNow++
-    if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
-    return [...result.events]
+
+  const begin = Effect.gen(function*() {
+    begun = true
+    if (found === undefined) return (stop = { status: "ignored", reason: "not a session file of a known format" })
+    mapper = mapperOf(found)
+    if (mapper === undefined) {
+      return (stop = { status: "failed", reason: `importing ${found} sessions is not supported yet` })
+    }
+    identity ??= identityFromName(input.name, found)
+    if (identity === undefined) {
+      return (stop = { status: "failed", reason: "no session id found in its first records or its name" })
+    }
+    paths = sessionPaths(sessionsDir, identity.sessionId)
+    previous = yield* loadImportState(paths)
+    const logInfo = yield* fs.lstat(paths.events)
+    const logLength = Option.isSome(logInfo) ? logInfo.value.size : 0
+    if (Option.isNone(previous)) {
+      if (logLength > 0) {
+        return (stop = {
+          status: "refused",
+          reason: `session ${identity.sessionId} already exists and was not imported from a source; ` +
+            "import into another --sessions-dir or remove that session first"
+        })
+      }
+      mapperState = mapper.initial(identity)
+      return
+    }
+    const state = previous.value
+    if (state.format !== found) {
+      return (stop = { status: "refused", reason: `session was imported from a ${state.format} source` })
+    }
+    if (state.log_length !== logLength) {
+      return (stop = {
+        status: "refused",
+        reason: `events.jsonl changed since the last import (${logLength} bytes, recorded ${state.log_length}); ` +
+          "remove the session to import it again"
+      })
+    }
+    const decoded = Schema.decodeUnknownResult(stateCodecOf(found))(state.mapper_state)
+    if (Result.isFailure(decoded)) {
+      return (stop = { status: "failed", reason: `unreadable import state: ${decoded.failure.message}` })
+    }
+    mapperState = decoded.success
+    prevOffset = state.offset
+    lines = state.lines
+    prevRecords = state.records
+  })
+
+  const changed: Refusal = {
+    status: "refused",
+    reason: "the part of the source imported before has changed since; nothing was merged — " +
+      "remove the session to import the source again"
   }
 
-  yield* Effect.scoped(Effect.gen(function*() {
-    const log = yield* EventLog.open({
-      sessionsDir,
-      sessionId: identity.sessionId,
-      maxEvents: 0,
-      maxBytes: 0,
-      requireExclusive: true
+  const handle = (line: RawLine) =>
+    Effect.gen(function*() {
+      if (stop !== undefined || mapper === undefined || paths === undefined || identity === undefined) return
+      const end = line.offset + line.bytes.length
+      if (end <= prevOffset) {
+        hash.update(line.bytes)
+        consumed = end
+        if (
+          end === prevOffset && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256
+        ) {
+          stop = changed
+        }
+        return
+      }
+      if (line.offset < prevOffset) return (stop = changed)
+      const terminated = line.bytes[line.bytes.length - 1] === 10
+      const parsed = parseForeignLine(line.bytes, comments && found === "exec")
+      if (!terminated && parsed._tag !== "Records") {
+        pendingTail = line.bytes.length
+        return
+      }
+      lines++
+      hash.update(line.bytes)
+      consumed = end
+      if (parsed._tag === "Bad") {
+        skippedCount++
+        if (skippedLines.length < MAX_LINES_LISTED) skippedLines.push({ line: lines, reason: parsed.reason })
+        return
+      }
+      if (parsed._tag !== "Records") return
+      if (parsed.split) split++
+      if (parsed.replaced) replaced++
+      log ??= yield* EventLog.open({
+        sessionsDir,
+        sessionId: identity.sessionId,
+        maxEvents: 0,
+        maxBytes: 0,
+        requireExclusive: true
+      })
+      for (const value of parsed.values) {
+        const result = mapper.step(mapperState, value)
+        mapperState = result.state
+        readNow++
+        if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
+        for (const event of result.events) {
+          yield* log.append(event)
+          written++
+        }
+      }
     })
-    yield* fs.stream(path, { start: offset }).pipe(
-      splitLines(offset),
-      Stream.runForEach((line) =>
-        Effect.gen(function*() {
-          const terminated = line.bytes[line.bytes.length - 1] === 10
-          const parsed = parseForeignLine(line.bytes, comments)
-          if (!terminated && parsed._tag !== "Records") {
-            pendingTail = line.bytes.length
-            return
-          }
-          lines++
-          hash.update(line.bytes)
-          consumed = line.offset + line.bytes.length
-          if (parsed._tag === "Bad") {
-            skippedCount++
-            if (skippedLines.length < MAX_LINES_LISTED) skippedLines.push({ line: lines, reason: parsed.reason })
-            return
-          }
-          if (parsed._tag !== "Records") return
-          if (parsed.split) split++
-          if (parsed.replaced) replaced++
-          for (const value of parsed.values) {
-            for (const event of step(value)) {
-              yield* log.append(event)
-              written++
-            }
-          }
-        })
-      )
+
+  const peekLine = (line: RawLine) =>
+    Effect.gen(function*() {
+      if (begun) return yield* handle(line)
+      buffered.push(line)
+      const parsed = parseForeignLine(line.bytes, comments)
+      if (parsed._tag === "Records") {
+        for (const value of parsed.values) {
+          found ??= recogniseRecord(value)
+          identity ??= found === undefined ? undefined : mapperOf(found)?.identify(value)
+        }
+      }
+      if (identity !== undefined || buffered.length >= PEEK_LINES) {
+        yield* begin
+        for (const held of buffered.splice(0)) yield* handle(held)
+      }
+    })
+
+  const base = (): SourceReport => ({
+    ...emptyReport(input.name, "unchanged", "", found),
+    session: identity?.sessionId,
+    parent_session: identity?.parentSessionId,
+    reason: undefined
+  })
+
+  yield* Effect.scoped(Effect.gen(function*() {
+    yield* input.bytes.pipe(
+      splitLines(0),
+      Stream.takeWhile(() => stop === undefined),
+      Stream.runForEach(peekLine)
     )
-    yield* log.flush
+    if (!begun) {
+      yield* begin
+      for (const held of buffered.splice(0)) yield* handle(held)
+    }
+    if (log !== undefined) yield* log.flush
   }))
+  if (stop !== undefined) return { ...base(), status: stop.status, reason: stop.reason } satisfies SourceReport
+  if (paths === undefined || mapper === undefined || found === undefined) return base()
+  if (Option.isSome(previous) && consumed < prevOffset) {
+    return {
+      ...base(),
+      status: "refused",
+      reason: `the source is shorter than what was already imported (${prevOffset} bytes)`
+    } satisfies SourceReport
+  }
+  if (Option.isSome(previous) && consumed === prevOffset) {
+    return { ...base(), status: "unchanged", pending_tail_bytes: pendingTail } satisfies SourceReport
+  }
   const after = yield* fs.lstat(paths.events)
-  const outcome = { logLength: Option.isSome(after) ? after.value.size : 0 }
   const saved: ImportState = {
     version: 1,
-    format: peeked.format,
-    source: path,
+    format: found,
+    source: input.name,
     offset: consumed,
     prefix_sha256: hash.digest("hex"),
     lines,
-    records: records + readNow,
-    log_length: outcome.logLength,
-    mapper_state: Schema.encodeSync(Schema.Json)(toJson(mapperState))
+    records: prevRecords + readNow,
+    log_length: Option.isSome(after) ? after.value.size : 0,
+    mapper_state: toJson(mapperState)
   }
   yield* saveImportState(paths, saved)
-  const status: SourceStatus = Option.isNone(previous) ? "created" : consumed === offset ? "unchanged" : "updated"
   return {
-    ...base,
-    status,
+    ...base(),
+    status: Option.isNone(previous) ? "created" : "updated",
     events_written: written,
     records_read: readNow,
     records_skipped: recordsSkipped,
@@ -418,6 +428,15 @@ export const importSource = Effect.fn("Importer.importSource")(function*(
     open_turn_usage: mapper.openUsage(mapperState)
   } satisfies SourceReport
 })
+
+/** Imports one source file (see the module comment). */
+export const importSource = (sessionsDir: string, path: string, format: ImportFormat | "auto") =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const info = yield* fs.lstat(path)
+    if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
+    return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path) }, format)
+  })
 
 /** The mapper states are plain JSON by construction (their Schemas are Structs of JSON values). */
 const toJson = (value: unknown): Schema.Json => {

@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { claudeText, decodeLineText, isClaudePrompt } from "@logbook/domain"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
-import { tempDir } from "@logbook/testkit"
+import { mulberry32, tempDir } from "@logbook/testkit"
 import { Effect, Layer, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -130,4 +130,148 @@ describe("Importer on real Claude Code transcripts", () => {
         assert.strictEqual(outputTokens(events) + (source?.open_turn_usage.output_tokens ?? 0), sourceTotal)
       }))
   }
+})
+
+describe("Importer on real codex exec --json output", () => {
+  for (const file of filesIn("codex-exec-json")) {
+    it.effect(`${path.basename(file)} imports: turns, messages, commands and tokens match the source`, () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import")
+        const report = yield* run(dir, "auto", [file])
+        assert.strictEqual(report.sources_failed, 0, JSON.stringify(report.sources))
+        const events = eventsOf(dir, report.sources[0]?.session ?? "")
+        const records = fs.readFileSync(file, "utf8").split("\n").filter((l) =>
+          l.trim().length > 0 && !l.startsWith("#")
+        )
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+        assert.strictEqual(
+          events.filter((e) => e.type === "turn.started").length,
+          records.filter((r) => r["type"] === "turn.started").length
+        )
+        const completed = records.filter((r) => r["type"] === "item.completed").map((r) =>
+          r["item"] as Record<string, unknown>
+        )
+        const messages = new Set(items(events).flatMap((i) => i.type === "agent_message" ? [i.text] : []))
+        for (const m of completed.filter((i) => i["type"] === "agent_message")) {
+          assert.isTrue(messages.has(m["text"] as string))
+        }
+        const commands = new Set(items(events).flatMap((i) => i.type === "command_execution" ? [i.command] : []))
+        for (const c of completed.filter((i) => i["type"] === "command_execution")) {
+          assert.isTrue(commands.has(c["command"] as string))
+        }
+        const sourceTokens = records.filter((r) => r["type"] === "turn.completed").reduce(
+          (n, r) => n + ((r["usage"] as Record<string, number>)["output_tokens"] ?? 0),
+          0
+        )
+        assert.strictEqual(outputTokens(events), sourceTokens)
+      }))
+  }
+})
+
+/** Imports `bytes` written at a fixed file name below `dir` (so successive imports see one growing source). */
+const importBytes = (sessionsDir: string, dir: string, name: string, bytes: Uint8Array) =>
+  Effect.gen(function*() {
+    const file = path.join(dir, name)
+    fs.writeFileSync(file, bytes)
+    return yield* run(sessionsDir, "auto", [file])
+  })
+
+const logBytes = (sessionsDir: string): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name of fs.readdirSync(sessionsDir).sort()) {
+    out[name] = fs.readFileSync(path.join(sessionsDir, name, "events.jsonl"), "base64")
+  }
+  return out
+}
+
+describe("Incremental import", () => {
+  for (const file of [...codexFiles, ...claudeFiles]) {
+    it.effect(
+      `${path.basename(file)}: importing a prefix, then the whole file, writes exactly the whole import`,
+      () =>
+        Effect.gen(function*() {
+          const bytes = fs.readFileSync(file)
+          const whole = yield* tempDir("import-whole")
+          const src = yield* tempDir("import-src")
+          yield* importBytes(whole, src, "whole.jsonl", bytes)
+          const expected = logBytes(whole)
+          const prng = mulberry32(bytes.length)
+          // Cut points: random ones (most fall inside a line), a line end, and the very start.
+          const firstNl = bytes.indexOf(10) + 1
+          const cuts = [0, firstNl, ...Array.from({ length: 4 }, () => Math.floor(prng.next() * bytes.length))]
+          for (const cut of cuts) {
+            const sessions = yield* tempDir("import-half")
+            yield* importBytes(sessions, src, "growing.jsonl", bytes.subarray(0, cut))
+            const second = yield* importBytes(sessions, src, "growing.jsonl", bytes)
+            assert.strictEqual(second.sources_failed, 0, `cut ${cut}: ${JSON.stringify(second.sources)}`)
+            assert.deepStrictEqual(logBytes(sessions), expected, `cut at byte ${cut}`)
+            const third = yield* importBytes(sessions, src, "growing.jsonl", bytes)
+            assert.strictEqual(third.sessions_unchanged, 1)
+          }
+        }),
+      120_000
+    )
+  }
+
+  it.effect("a source whose imported part changed is refused and the session is left as it was", () =>
+    Effect.gen(function*() {
+      const file = claudeFiles[0] ?? ""
+      const bytes = fs.readFileSync(file)
+      const sessions = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      yield* importBytes(sessions, src, "s.jsonl", bytes)
+      const before = logBytes(sessions)
+      const edited = Buffer.from(bytes)
+      edited[10] = edited[10] === 65 ? 66 : 65
+      const again = yield* importBytes(sessions, src, "s.jsonl", edited)
+      assert.strictEqual(again.sources[0]?.status, "refused")
+      assert.include(again.sources[0]?.reason ?? "", "changed")
+      assert.deepStrictEqual(logBytes(sessions), before)
+    }))
+})
+
+describe("Tolerance", () => {
+  const tiny = claudeFiles.find((f) => f.includes("tiny")) ?? ""
+
+  it.effect("two JSON objects on one line are split and both kept (the same events as on two lines)", () =>
+    Effect.gen(function*() {
+      const text = fs.readFileSync(tiny, "utf8")
+      const lines = text.split("\n")
+      const joined = [`${lines[0]}${lines[1]}`, ...lines.slice(2)].join("\n")
+      const plain = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      yield* importBytes(plain, src, "a.jsonl", Buffer.from(text))
+      const concatenated = yield* tempDir("import")
+      const report = yield* importBytes(concatenated, src, "b.jsonl", Buffer.from(joined))
+      assert.strictEqual(report.sources[0]?.lines_split, 1)
+      assert.strictEqual(report.records_read, lines.filter((l) => l.trim().length > 0).length)
+      assert.deepStrictEqual(logBytes(concatenated), logBytes(plain))
+    }))
+
+  it.effect("CRLF endings, a garbage line and invalid UTF-8 keep every record; the bad line is reported by number", () =>
+    Effect.gen(function*() {
+      const text = fs.readFileSync(tiny, "utf8")
+      const lines = text.split("\n")
+      const crlf = [lines[0], "not json at all {", ...lines.slice(1)].join("\r\n")
+      const bytes = Buffer.concat([Buffer.from(crlf), Buffer.from([0x0a, 0xff, 0xfe, 0x0a])])
+      const plain = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      yield* importBytes(plain, src, "a.jsonl", Buffer.from(text))
+      const hostile = yield* tempDir("import")
+      const report = yield* importBytes(hostile, src, "b.jsonl", bytes)
+      const source = report.sources[0]
+      assert.strictEqual(source?.lines_skipped_count, 2)
+      assert.strictEqual(source?.lines_skipped[0]?.line, 2)
+      assert.include(source?.lines_skipped[0]?.reason ?? "", "not JSON")
+      assert.deepStrictEqual(logBytes(hostile), logBytes(plain))
+    }))
+
+  it.effect("a file of no known format is ignored, not failed", () =>
+    Effect.gen(function*() {
+      const sessions = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      const report = yield* importBytes(sessions, src, "other.jsonl", Buffer.from("{\"hello\":1}\n"))
+      assert.strictEqual(report.sources[0]?.status, "ignored")
+      assert.strictEqual(report.sources_failed, 0)
+    }))
 })

@@ -1,5 +1,5 @@
 /**
- * `logbook import codex|claude|auto [PATH…]`: turns the sessions other agents wrote into Logbook
+ * `logbook import codex|claude|exec|auto [PATH…]`: turns the sessions other agents wrote into Logbook
  * sessions (docs/import.md). Without paths, `codex` reads `$CODEX_HOME/sessions` and
  * `$CODEX_HOME/archived_sessions` (`CODEX_HOME` defaults to `~/.codex`) and `claude` reads
  * `~/.claude/projects`. Prints a summary (sessions created / updated / unchanged, events written,
@@ -8,7 +8,7 @@
  */
 import type { ImportFormat } from "@logbook/domain"
 import type { ImportReport, SourceReport } from "@logbook/projections"
-import { importSessions } from "@logbook/projections"
+import { importInput, importSessions, summarise } from "@logbook/projections"
 import { Config, Effect, Option, Stdio } from "effect"
 import { Argument, Command } from "effect/cli"
 import * as NodeOs from "node:os"
@@ -87,6 +87,24 @@ const sourceNote = (s: SourceReport): string => {
   return notes.length === 0 ? s.path : `${s.path} (${notes.join("; ")})`
 }
 
+const failedStdin = (reason: string): SourceReport => ({
+  path: "-",
+  format: "exec",
+  session: undefined,
+  parent_session: undefined,
+  status: "failed",
+  reason,
+  events_written: 0,
+  records_read: 0,
+  records_skipped: {},
+  lines_skipped: [],
+  lines_skipped_count: 0,
+  lines_split: 0,
+  lines_with_invalid_utf8: 0,
+  pending_tail_bytes: 0,
+  open_turn_usage: { input_tokens: 0, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 0 }
+})
+
 const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, json: boolean) =>
   Effect.gen(function*() {
     const where = yield* location
@@ -107,7 +125,14 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
         process.stderr.write(`\r\u001b[Kimporting ${done}/${total}: ${NodePath.basename(path)}`)
       }
       : undefined
-    const report = yield* importSessions({ sessionsDir: where.sessionsDir, format, paths, onProgress }).pipe(
+    const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
+    const imported = fromStdin
+      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin }, "exec").pipe(
+        Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
+        Effect.map((source) => summarise([source]))
+      )
+      : importSessions({ sessionsDir: where.sessionsDir, format, paths, onProgress })
+    const report = yield* imported.pipe(
       Effect.ensuring(Effect.sync(() => {
         if (shown) process.stderr.write("\r\u001b[K")
       }))
@@ -136,7 +161,9 @@ const formatCommand = (format: ImportFormat | "auto", summary: string, descripti
 
 /** `import`: the importers of foreign session formats. */
 export const importCommand = Command.make("import").pipe(
-  Command.withShortDescription("Import Codex CLI rollouts and Claude Code transcripts as sessions"),
+  Command.withShortDescription(
+    "Import Codex CLI rollouts, Claude Code transcripts and `codex exec --json` output as sessions"
+  ),
   Command.withDescription(
     "Import the sessions other agents already wrote, one Logbook session per source thread " +
       "(codex-<thread id>, claude-<session id>). Re-importing is idempotent: unchanged sources write " +
@@ -156,6 +183,13 @@ export const importCommand = Command.make("import").pipe(
       "Import Claude Code transcripts (<session>.jsonl, subagents/agent-*.jsonl as their own sessions naming " +
         "their parent). Without PATH, reads ~/.claude/projects.",
       "logbook import claude ~/.claude/projects/-Users-me-repo"
+    ),
+    formatCommand(
+      "exec",
+      "Import `codex exec --json` output from files or stdin (`-` or no FILE)",
+      "Import the JSON lines `codex exec --json` prints (e.g. saved CI logs); `#` comment lines are ignored. " +
+        "With no FILE or with `-`, reads stdin.",
+      "codex exec --json 'fix the tests' | logbook import exec -"
     ),
     formatCommand(
       "auto",
