@@ -112,4 +112,25 @@ describe("logbook import", () => {
       assert.strictEqual(run.exitCode, 0, run.stderr)
       assert.include(run.stdout, "2 created")
     }), 120_000)
+
+  it.effect(
+    "exec reads codex exec --json lines from stdin (comment lines ignored) and is idempotent",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const execDir = path.join(realdata, "codex-exec-json")
+        const file = fs.readdirSync(execDir).find((name) => name.includes("COMMENT")) ?? ""
+        const input = fs.readFileSync(path.join(execDir, file), "utf8")
+        const first = yield* logbook(["--sessions-dir", dir, "import", "exec", "-"], { input })
+        assert.strictEqual(first.exitCode, 0, first.stderr)
+        assert.include(first.stdout, "1 created")
+        const [session] = fs.readdirSync(dir)
+        const verify = yield* logbook(["--sessions-dir", dir, "verify", session ?? ""])
+        assert.strictEqual(verify.exitCode, 0, verify.stdout)
+        const again = yield* logbook(["--sessions-dir", dir, "import", "exec"], { input })
+        assert.strictEqual(again.exitCode, 0, again.stderr)
+        assert.include(again.stdout, "1 unchanged")
+      }),
+    120_000
+  )
 })
