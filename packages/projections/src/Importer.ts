@@ -10,7 +10,14 @@
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
  */
 import type { ImportFormat, ImportIdentity, ImportMapper, UsageTotals } from "@logbook/domain"
-import { claudeTranscriptMapper, codexExecMapper, codexRolloutMapper, isRecord, zeroUsage } from "@logbook/domain"
+import {
+  claudeTranscriptMapper,
+  codexExecMapper,
+  codexRolloutMapper,
+  geminiSessionMapper,
+  isRecord,
+  zeroUsage
+} from "@logbook/domain"
 import type { ImportState, RawLine, SessionLog, StoreIoError } from "@logbook/store"
 import { EventLog, loadImportState, saveImportState, SessionFs, sessionPaths, splitLines } from "@logbook/store"
 import { Effect, Option, Result, Schema, Stream } from "effect"
@@ -135,10 +142,11 @@ export const recogniseRecord = (record: unknown): ImportFormat | undefined => {
     if (["session_meta", "response_item", "event_msg", "turn_context", "compacted"].includes(type) && "payload" in r) {
       return "codex"
     }
+    if (typeof r["sessionId"] === "string" && typeof r["projectHash"] === "string") return "gemini"
     if (typeof r["sessionId"] === "string" || ["summary", "file-history-snapshot"].includes(type)) return "claude"
     if (type === "thread.started" || type === "turn.started" || type.startsWith("item.")) return "exec"
   }
-  if (Array.isArray(r["messages"]) && typeof r["sessionId"] === "string") return "gemini"
+  if (typeof r["sessionId"] === "string" && typeof r["projectHash"] === "string") return "gemini"
   return undefined
 }
 
@@ -150,8 +158,8 @@ const mapperOf = (format: ImportFormat): ImportMapper<unknown> | undefined => {
       return erase(claudeTranscriptMapper)
     case "exec":
       return erase(codexExecMapper)
-    default:
-      return undefined
+    case "gemini":
+      return erase(geminiSessionMapper)
   }
 }
 
@@ -170,6 +178,8 @@ const stateCodecOf = (format: ImportFormat) =>
     ? codexRolloutMapper.state
     : format === "exec"
     ? codexExecMapper.state
+    : format === "gemini"
+    ? geminiSessionMapper.state
     : claudeTranscriptMapper.state
 
 const UUID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/iu
@@ -211,6 +221,43 @@ export interface ImportInput<E> {
 }
 
 type Refusal = { readonly status: SourceStatus; readonly reason: string }
+
+/**
+ * Loads a session's import state and decides whether importing into it may go on: a new session
+ * must be empty; an imported one must come from the same format, its log must be as the last
+ * import left it, and its saved mapper state must decode.
+ */
+const prepare = (sessionsDir: string, identity: ImportIdentity, format: ImportFormat, mapper: ImportMapper<unknown>) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const paths = sessionPaths(sessionsDir, identity.sessionId)
+    const refuse = (status: SourceStatus, reason: string) => ({ paths, refusal: { status, reason } })
+    const previous = yield* loadImportState(paths)
+    const logInfo = yield* fs.lstat(paths.events)
+    const logLength = Option.isSome(logInfo) ? logInfo.value.size : 0
+    if (Option.isNone(previous)) {
+      if (logLength > 0) {
+        return refuse(
+          "refused",
+          `session ${identity.sessionId} already exists and was not imported from a source; ` +
+            "import into another --sessions-dir or remove that session first"
+        )
+      }
+      return { paths, previous, mapperState: mapper.initial(identity) }
+    }
+    const state = previous.value
+    if (state.format !== format) return refuse("refused", `session was imported from a ${state.format} source`)
+    if (state.log_length !== logLength) {
+      return refuse(
+        "refused",
+        `events.jsonl changed since the last import (${logLength} bytes, recorded ${state.log_length}); ` +
+          "remove the session to import it again"
+      )
+    }
+    const decoded = Schema.decodeUnknownResult(stateCodecOf(format))(state.mapper_state)
+    if (Result.isFailure(decoded)) return refuse("failed", `unreadable import state: ${decoded.failure.message}`)
+    return { paths, previous, mapperState: decoded.success as unknown }
+  })
 
 /**
  * Imports one source in a single pass over its bytes (see the module comment): the first lines
@@ -260,37 +307,13 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (identity === undefined) {
       return (stop = { status: "failed", reason: "no session id found in its first records or its name" })
     }
-    paths = sessionPaths(sessionsDir, identity.sessionId)
-    previous = yield* loadImportState(paths)
-    const logInfo = yield* fs.lstat(paths.events)
-    const logLength = Option.isSome(logInfo) ? logInfo.value.size : 0
-    if (Option.isNone(previous)) {
-      if (logLength > 0) {
-        return (stop = {
-          status: "refused",
-          reason: `session ${identity.sessionId} already exists and was not imported from a source; ` +
-            "import into another --sessions-dir or remove that session first"
-        })
-      }
-      mapperState = mapper.initial(identity)
-      return
-    }
+    const prepared = yield* prepare(sessionsDir, identity, found, mapper)
+    paths = prepared.paths
+    if ("refusal" in prepared) return (stop = prepared.refusal)
+    previous = prepared.previous
+    mapperState = prepared.mapperState
+    if (Option.isNone(previous)) return
     const state = previous.value
-    if (state.format !== found) {
-      return (stop = { status: "refused", reason: `session was imported from a ${state.format} source` })
-    }
-    if (state.log_length !== logLength) {
-      return (stop = {
-        status: "refused",
-        reason: `events.jsonl changed since the last import (${logLength} bytes, recorded ${state.log_length}); ` +
-          "remove the session to import it again"
-      })
-    }
-    const decoded = Schema.decodeUnknownResult(stateCodecOf(found))(state.mapper_state)
-    if (Result.isFailure(decoded)) {
-      return (stop = { status: "failed", reason: `unreadable import state: ${decoded.failure.message}` })
-    }
-    mapperState = decoded.success
     prevOffset = state.offset
     lines = state.lines
     prevRecords = state.records
@@ -429,12 +452,117 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   } satisfies SourceReport
 })
 
+/** Whole-file JSON sessions larger than this are refused (they are parsed in one piece). */
+export const MAX_JSON_SESSION_BYTES = 256 * 1024 * 1024
+
+/**
+ * Imports a Gemini CLI session stored as one JSON object (`{sessionId, projectHash, …, messages}`).
+ * Gemini rewrites the whole file as a session grows, so progress is counted in messages: the
+ * digest covers the messages already imported (each as its JSON text), and a file whose earlier
+ * messages changed is refused like a changed prefix.
+ */
+const importJsonSession = (sessionsDir: string, path: string, format: ImportFormat | "auto", size: number) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const notSession = format === "auto"
+      ? emptyReport(path, "ignored", "not a session file of a known format")
+      : emptyReport(path, "failed", "not a Gemini CLI session (expected sessionId, projectHash and messages)", "gemini")
+    if (size > MAX_JSON_SESSION_BYTES) {
+      return emptyReport(path, "failed", `larger than ${MAX_JSON_SESSION_BYTES} bytes, too large for a JSON session`)
+    }
+    const bytes = yield* fs.readFileNoFollow(path)
+    if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
+    const parsed = parseForeignLine(bytes.value, false)
+    const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
+    const messages = isRecord(value) && Array.isArray(value["messages"]) ? value["messages"] : undefined
+    if (!isRecord(value) || messages === undefined) return notSession
+    const { messages: _, ...header } = value
+    const identity = geminiSessionMapper.identify(header)
+    if (identity === undefined) return notSession
+    const mapper = erase(geminiSessionMapper)
+    const prepared = yield* prepare(sessionsDir, identity, "gemini", mapper)
+    const base: SourceReport = {
+      ...emptyReport(path, "unchanged", "", "gemini"),
+      session: identity.sessionId,
+      reason: undefined
+    }
+    const refused = (reason: string): SourceReport => ({ ...base, status: "refused", reason })
+    if ("refusal" in prepared) return { ...base, status: prepared.refusal.status, reason: prepared.refusal.reason }
+    const previous = prepared.previous
+    const done = Option.isSome(previous) ? previous.value.offset : 0
+    const hash = createHash("sha256")
+    const records: Array<unknown> = Option.isNone(previous) ? [header] : []
+    for (let i = 0; i < messages.length; i++) {
+      if (i === done && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256) {
+        return refused("messages imported before have changed since; nothing was merged")
+      }
+      hash.update(JSON.stringify(messages[i]))
+      if (i >= done) records.push(messages[i])
+    }
+    if (Option.isSome(previous)) {
+      if (messages.length < done) {
+        return refused(`fewer messages than were already imported (${done})`)
+      }
+      if (messages.length === done) {
+        if (hash.copy().digest("hex") !== previous.value.prefix_sha256) {
+          return refused("messages imported before have changed since; nothing was merged")
+        }
+        return base
+      }
+    }
+    let mapperState = prepared.mapperState
+    let written = 0
+    const skipped: Record<string, number> = {}
+    yield* Effect.scoped(Effect.gen(function*() {
+      const log = yield* EventLog.open({
+        sessionsDir,
+        sessionId: identity.sessionId,
+        maxEvents: 0,
+        maxBytes: 0,
+        requireExclusive: true
+      })
+      for (const record of records) {
+        const step = mapper.step(mapperState, record)
+        mapperState = step.state
+        if (step.skipped !== undefined) bump(skipped, step.skipped)
+        for (const event of step.events) {
+          yield* log.append(event)
+          written++
+        }
+      }
+      yield* log.flush
+    }))
+    const after = yield* fs.lstat(prepared.paths.events)
+    yield* saveImportState(prepared.paths, {
+      version: 1,
+      format: "gemini",
+      source: path,
+      offset: messages.length,
+      prefix_sha256: hash.digest("hex"),
+      lines: 0,
+      records: messages.length,
+      log_length: Option.isSome(after) ? after.value.size : 0,
+      mapper_state: toJson(mapperState)
+    })
+    return {
+      ...base,
+      status: Option.isNone(previous) ? "created" : "updated",
+      events_written: written,
+      records_read: records.length,
+      records_skipped: skipped,
+      open_turn_usage: mapper.openUsage(mapperState)
+    } satisfies SourceReport
+  })
+
 /** Imports one source file (see the module comment). */
 export const importSource = (sessionsDir: string, path: string, format: ImportFormat | "auto") =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const info = yield* fs.lstat(path)
     if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
+    if (path.endsWith(".json") && (format === "gemini" || format === "auto")) {
+      return yield* importJsonSession(sessionsDir, path, format, info.value.size)
+    }
     return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path) }, format)
   })
 

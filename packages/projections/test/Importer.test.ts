@@ -45,7 +45,7 @@ const outputTokens = (events: ReadonlyArray<ThreadEvent>): number =>
     0
   )
 
-const run = (sessionsDir: string, format: "codex" | "claude" | "auto", paths: ReadonlyArray<string>) =>
+const run = (sessionsDir: string, format: "codex" | "claude" | "gemini" | "auto", paths: ReadonlyArray<string>) =>
   importSessions({ sessionsDir, format, paths }).pipe(Effect.provide(storeLayer))
 
 describe("Importer on real Codex rollouts", () => {
@@ -273,5 +273,71 @@ describe("Tolerance", () => {
       const report = yield* importBytes(sessions, src, "other.jsonl", Buffer.from("{\"hello\":1}\n"))
       assert.strictEqual(report.sources[0]?.status, "ignored")
       assert.strictEqual(report.sources_failed, 0)
+    }))
+})
+
+describe("Importer on Gemini CLI sessions", () => {
+  for (const file of filesIn("gemini-cli")) {
+    it.effect(`${path.basename(file)} imports: prompts, texts, shell commands and tokens match the source`, () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import")
+        const report = yield* run(dir, "auto", [file])
+        assert.strictEqual(report.sources_failed, 0, JSON.stringify(report.sources))
+        assert.strictEqual(report.sessions_created, 1)
+        const source = report.sources[0]
+        const events = eventsOf(dir, source?.session ?? "")
+        const text = fs.readFileSync(file, "utf8")
+        const messages: Array<Record<string, unknown>> = file.endsWith(".json")
+          ? JSON.parse(text).messages
+          : text.split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l)).filter((r) =>
+            typeof r["type"] === "string"
+          )
+        const prompts = messages.filter((m) => m["type"] === "user")
+        assert.strictEqual(events.filter((e) => e.type === "turn.started").length, prompts.length)
+        const agentTexts = new Set(items(events).flatMap((i) => i.type === "agent_message" ? [i.text] : []))
+        for (const m of messages.filter((m) => m["type"] === "gemini" && m["content"] !== "")) {
+          assert.isTrue(agentTexts.has(m["content"] as string))
+        }
+        const commands = new Set(items(events).flatMap((i) => i.type === "command_execution" ? [i.command] : []))
+        for (const m of messages) {
+          for (const call of (m["toolCalls"] as Array<Record<string, unknown>> | undefined) ?? []) {
+            if (call["name"] === "run_shell_command") {
+              assert.isTrue(commands.has((call["args"] as Record<string, string>)["command"] ?? ""))
+            }
+          }
+        }
+        const perMessage = new Map<string, number>()
+        for (const m of messages) {
+          const tokens = m["tokens"] as Record<string, number> | undefined
+          if (tokens !== undefined) perMessage.set(m["id"] as string, tokens["output"] ?? 0)
+        }
+        const sourceTotal = [...perMessage.values()].reduce((a, b) => a + b, 0)
+        assert.strictEqual(outputTokens(events) + (source?.open_turn_usage.output_tokens ?? 0), sourceTotal)
+        const again = yield* run(dir, "gemini", [file])
+        assert.strictEqual(again.sessions_unchanged, 1)
+      }))
+  }
+
+  it.effect("a JSON session that gained messages imports only them; one whose old messages changed is refused", () =>
+    Effect.gen(function*() {
+      const file = filesIn("gemini-cli").find((f) => f.endsWith(".json")) ?? ""
+      const session = JSON.parse(fs.readFileSync(file, "utf8"))
+      const all: Array<unknown> = session.messages
+      const sessions = yield* tempDir("import")
+      const whole = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      const write = (messages: Array<unknown>) =>
+        fs.writeFileSync(path.join(src, "session.json"), JSON.stringify({ ...session, messages }, null, 2))
+      write(all)
+      yield* run(whole, "gemini", [path.join(src, "session.json")])
+      write(all.slice(0, 2))
+      yield* run(sessions, "gemini", [path.join(src, "session.json")])
+      write(all)
+      const grown = yield* run(sessions, "gemini", [path.join(src, "session.json")])
+      assert.strictEqual(grown.sessions_updated, 1)
+      assert.deepStrictEqual(logBytes(sessions), logBytes(whole))
+      write([{ id: "x", type: "user", content: "changed" }, ...all.slice(1)])
+      const changed = yield* run(sessions, "gemini", [path.join(src, "session.json")])
+      assert.strictEqual(changed.sources[0]?.status, "refused")
     }))
 })

@@ -1,5 +1,5 @@
 /**
- * `logbook import codex|claude|exec|auto [PATH…]`: turns the sessions other agents wrote into Logbook
+ * `logbook import codex|claude|gemini|exec|auto [PATH…]`: turns the sessions other agents wrote into Logbook
  * sessions (docs/import.md). Without paths, `codex` reads `$CODEX_HOME/sessions` and
  * `$CODEX_HOME/archived_sessions` (`CODEX_HOME` defaults to `~/.codex`) and `claude` reads
  * `~/.claude/projects`. Prints a summary (sessions created / updated / unchanged, events written,
@@ -162,7 +162,7 @@ const formatCommand = (format: ImportFormat | "auto", summary: string, descripti
 /** `import`: the importers of foreign session formats. */
 export const importCommand = Command.make("import").pipe(
   Command.withShortDescription(
-    "Import Codex CLI rollouts, Claude Code transcripts and `codex exec --json` output as sessions"
+    "Import Codex CLI, Claude Code and Gemini CLI sessions and `codex exec --json` output"
   ),
   Command.withDescription(
     "Import the sessions other agents already wrote, one Logbook session per source thread " +
@@ -192,10 +192,17 @@ export const importCommand = Command.make("import").pipe(
       "codex exec --json 'fix the tests' | logbook import exec -"
     ),
     formatCommand(
+      "gemini",
+      "Import Gemini CLI sessions (default: ~/.gemini/tmp)",
+      "Import Gemini CLI sessions: session-*.json files (one JSON object with messages) and the newer JSONL " +
+        "form. Without PATH, reads ~/.gemini/tmp.",
+      "logbook import gemini ~/.gemini/tmp"
+    ),
+    formatCommand(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])
