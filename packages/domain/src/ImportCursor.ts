@@ -265,4 +265,4 @@ export const itemEvent = (
   id: string,
   ts: string,
   body: ItemBody
-): ThreadEvent => ({ type: phase, item: { context: itemContext(c, ts), id, ...body } as ThreadItem })
+): ThreadEvent => ({ type: phase, item: { context: itemContext(c, ts), id, ...body } })

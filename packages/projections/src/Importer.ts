@@ -9,7 +9,7 @@
  * **Gotchas**: directories are walked without following links, and a link given as a path is
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
  */
-import type { ImportFormat, ImportIdentity, ImportMapper, UsageTotals } from "@logbook/domain"
+import type { ImportFormat, ImportIdentity, ImportMapper, ThreadEvent, UsageTotals } from "@logbook/domain"
 import {
   claudeTranscriptMapper,
   codexExecMapper,
@@ -150,37 +150,48 @@ export const recogniseRecord = (record: unknown): ImportFormat | undefined => {
   return undefined
 }
 
-const mapperOf = (format: ImportFormat): ImportMapper<unknown> | undefined => {
-  switch (format) {
-    case "codex":
-      return erase(codexRolloutMapper)
-    case "claude":
-      return erase(claudeTranscriptMapper)
-    case "exec":
-      return erase(codexExecMapper)
-    case "gemini":
-      return erase(geminiSessionMapper)
+/** A mapping in progress: the mapper with its state kept inside, so the importer needs no state type. */
+interface MapperRun {
+  readonly step: (record: unknown) => { readonly events: ReadonlyArray<ThreadEvent>; readonly skipped?: string }
+  /** The state as the JSON saved in `derived/import.json`. */
+  readonly snapshot: () => Schema.Json
+  readonly openUsage: () => UsageTotals
+}
+
+/** A mapper of some format whose state type is hidden behind {@link MapperRun}. */
+interface AnyMapper {
+  readonly identify: (record: unknown) => ImportIdentity | undefined
+  readonly start: (identity: ImportIdentity) => MapperRun
+  readonly resume: (saved: unknown) => Result.Result<MapperRun, Schema.SchemaError>
+}
+
+const runOf = <S>(mapper: ImportMapper<S>, initial: S): MapperRun => {
+  let state = initial
+  return {
+    step: (record) => {
+      const result = mapper.step(state, record)
+      state = result.state
+      return result
+    },
+    snapshot: () => toJson(Schema.encodeUnknownSync(mapper.state)(state)),
+    openUsage: () => mapper.openUsage(state)
   }
 }
 
-/** Hides a mapper's state type: the importer only threads the state through the mapper's own functions. */
-const erase = <S>(mapper: ImportMapper<S>): ImportMapper<unknown> => ({
-  format: mapper.format,
-  state: Schema.Unknown,
+const anyMapper = <S>(mapper: ImportMapper<S>): AnyMapper => ({
   identify: mapper.identify,
-  initial: mapper.initial,
-  step: (state, record) => mapper.step(state as S, record),
-  openUsage: (state) => mapper.openUsage(state as S)
+  start: (identity) => runOf(mapper, mapper.initial(identity)),
+  resume: (saved) => Result.map(Schema.decodeUnknownResult(mapper.state)(saved), (state) => runOf(mapper, state))
 })
 
-const stateCodecOf = (format: ImportFormat) =>
-  format === "codex"
-    ? codexRolloutMapper.state
-    : format === "exec"
-    ? codexExecMapper.state
-    : format === "gemini"
-    ? geminiSessionMapper.state
-    : claudeTranscriptMapper.state
+const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
+  codex: anyMapper(codexRolloutMapper),
+  claude: anyMapper(claudeTranscriptMapper),
+  exec: anyMapper(codexExecMapper),
+  gemini: anyMapper(geminiSessionMapper)
+}
+
+const mapperOf = (format: ImportFormat): AnyMapper => mappers[format]
 
 const UUID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/iu
 
@@ -227,7 +238,7 @@ type Refusal = { readonly status: SourceStatus; readonly reason: string }
  * must be empty; an imported one must come from the same format, its log must be as the last
  * import left it, and its saved mapper state must decode.
  */
-const prepare = (sessionsDir: string, identity: ImportIdentity, format: ImportFormat, mapper: ImportMapper<unknown>) =>
+const prepare = (sessionsDir: string, identity: ImportIdentity, format: ImportFormat, mapper: AnyMapper) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const paths = sessionPaths(sessionsDir, identity.sessionId)
@@ -243,7 +254,7 @@ const prepare = (sessionsDir: string, identity: ImportIdentity, format: ImportFo
             "import into another --sessions-dir or remove that session first"
         )
       }
-      return { paths, previous, mapperState: mapper.initial(identity) }
+      return { paths, previous, run: mapper.start(identity) }
     }
     const state = previous.value
     if (state.format !== format) return refuse("refused", `session was imported from a ${state.format} source`)
@@ -254,9 +265,9 @@ const prepare = (sessionsDir: string, identity: ImportIdentity, format: ImportFo
           "remove the session to import it again"
       )
     }
-    const decoded = Schema.decodeUnknownResult(stateCodecOf(format))(state.mapper_state)
-    if (Result.isFailure(decoded)) return refuse("failed", `unreadable import state: ${decoded.failure.message}`)
-    return { paths, previous, mapperState: decoded.success as unknown }
+    const resumed = mapper.resume(state.mapper_state)
+    if (Result.isFailure(resumed)) return refuse("failed", `unreadable import state: ${resumed.failure.message}`)
+    return { paths, previous, run: resumed.success }
   })
 
 /**
@@ -277,10 +288,10 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   let begun = false
   let stop: Refusal | undefined
   // Set once the source is known (begin):
-  let mapper: ImportMapper<unknown> | undefined
+  let mapper: AnyMapper | undefined
   let paths: ReturnType<typeof sessionPaths> | undefined
   let previous: Option.Option<ImportState> = Option.none()
-  let mapperState: unknown
+  let run: MapperRun | undefined
   let prevOffset = 0
   let lines = 0
   let prevRecords = 0
@@ -300,9 +311,6 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     begun = true
     if (found === undefined) return (stop = { status: "ignored", reason: "not a session file of a known format" })
     mapper = mapperOf(found)
-    if (mapper === undefined) {
-      return (stop = { status: "failed", reason: `importing ${found} sessions is not supported yet` })
-    }
     identity ??= identityFromName(input.name, found)
     if (identity === undefined) {
       return (stop = { status: "failed", reason: "no session id found in its first records or its name" })
@@ -311,7 +319,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     paths = prepared.paths
     if ("refusal" in prepared) return (stop = prepared.refusal)
     previous = prepared.previous
-    mapperState = prepared.mapperState
+    run = prepared.run
     if (Option.isNone(previous)) return
     const state = previous.value
     prevOffset = state.offset
@@ -327,7 +335,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
 
   const handle = (line: RawLine) =>
     Effect.gen(function*() {
-      if (stop !== undefined || mapper === undefined || paths === undefined || identity === undefined) return
+      if (stop !== undefined || run === undefined || paths === undefined || identity === undefined) return
       const end = line.offset + line.bytes.length
       if (end <= prevOffset) {
         hash.update(line.bytes)
@@ -365,8 +373,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
         requireExclusive: true
       })
       for (const value of parsed.values) {
-        const result = mapper.step(mapperState, value)
-        mapperState = result.state
+        const result = run.step(value)
         readNow++
         if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
         for (const event of result.events) {
@@ -413,7 +420,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (log !== undefined) yield* log.flush
   }))
   if (stop !== undefined) return { ...base(), status: stop.status, reason: stop.reason } satisfies SourceReport
-  if (paths === undefined || mapper === undefined || found === undefined) return base()
+  if (paths === undefined || run === undefined || found === undefined) return base()
   if (Option.isSome(previous) && consumed < prevOffset) {
     return {
       ...base(),
@@ -434,7 +441,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     lines,
     records: prevRecords + readNow,
     log_length: Option.isSome(after) ? after.value.size : 0,
-    mapper_state: toJson(mapperState)
+    mapper_state: run.snapshot()
   }
   yield* saveImportState(paths, saved)
   return {
@@ -448,7 +455,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     lines_split: split,
     lines_with_invalid_utf8: replaced,
     pending_tail_bytes: pendingTail,
-    open_turn_usage: mapper.openUsage(mapperState)
+    open_turn_usage: run.openUsage()
   } satisfies SourceReport
 })
 
@@ -479,8 +486,7 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
     const { messages: _, ...header } = value
     const identity = geminiSessionMapper.identify(header)
     if (identity === undefined) return notSession
-    const mapper = erase(geminiSessionMapper)
-    const prepared = yield* prepare(sessionsDir, identity, "gemini", mapper)
+    const prepared = yield* prepare(sessionsDir, identity, "gemini", mappers.gemini)
     const base: SourceReport = {
       ...emptyReport(path, "unchanged", "", "gemini"),
       session: identity.sessionId,
@@ -510,7 +516,7 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
         return base
       }
     }
-    let mapperState = prepared.mapperState
+    const run = prepared.run
     let written = 0
     const skipped: Record<string, number> = {}
     yield* Effect.scoped(Effect.gen(function*() {
@@ -522,8 +528,7 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
         requireExclusive: true
       })
       for (const record of records) {
-        const step = mapper.step(mapperState, record)
-        mapperState = step.state
+        const step = run.step(record)
         if (step.skipped !== undefined) bump(skipped, step.skipped)
         for (const event of step.events) {
           yield* log.append(event)
@@ -542,7 +547,7 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
       lines: 0,
       records: messages.length,
       log_length: Option.isSome(after) ? after.value.size : 0,
-      mapper_state: toJson(mapperState)
+      mapper_state: run.snapshot()
     })
     return {
       ...base,
@@ -550,7 +555,7 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
       events_written: written,
       records_read: records.length,
       records_skipped: skipped,
-      open_turn_usage: mapper.openUsage(mapperState)
+      open_turn_usage: run.openUsage()
     } satisfies SourceReport
   })
 
