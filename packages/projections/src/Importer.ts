@@ -35,6 +35,11 @@ export interface ImportOptions {
   readonly paths: ReadonlyArray<string>
   /** Called after each source with how many sources are done, of how many, and the last one. */
   readonly onProgress?: ((done: number, total: number, path: string) => void) | undefined
+  /**
+   * File signatures (size and mtime) from an earlier pass of this process, updated by this one: a
+   * file whose signature did not change is reported unchanged without being read (`--watch`).
+   */
+  readonly signatures?: Map<string, string> | undefined
 }
 
 /** What happened to one source. */
@@ -582,12 +587,26 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
   const candidates = yield* collectSources(options.paths, options.format)
   const sources: Array<SourceReport> = []
   let done = 0
+  const fs = yield* SessionFs
   for (const candidate of candidates) {
-    const report = candidate.problem === undefined
-      ? yield* importSource(options.sessionsDir, candidate.path, options.format).pipe(
+    const info = options.signatures === undefined ? Option.none() : yield* Effect.option(fs.lstat(candidate.path))
+    const signature = Option.isSome(info) && Option.isSome(info.value)
+      ? `${info.value.value.size}:${info.value.value.mtimeMs}`
+      : undefined
+    const known = signature !== undefined && options.signatures?.get(candidate.path) === signature
+    const report = candidate.problem !== undefined
+      ? emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
+      : known
+      ? emptyReport(candidate.path, "unchanged", "")
+      : yield* importSource(options.sessionsDir, candidate.path, options.format).pipe(
         Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message)))
       )
-      : emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
+    if (
+      signature !== undefined &&
+      (report.status === "created" || report.status === "updated" || report.status === "unchanged")
+    ) {
+      options.signatures?.set(candidate.path, signature)
+    }
     sources.push(report)
     done++
     options.onProgress?.(done, candidates.length, candidate.path)

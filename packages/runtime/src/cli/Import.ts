@@ -9,18 +9,32 @@
 import type { ImportFormat } from "@logbook/domain"
 import type { ImportReport, SourceReport } from "@logbook/projections"
 import { importInput, importSessions, summarise } from "@logbook/projections"
-import { Config, Effect, Option, Stdio } from "effect"
-import { Argument, Command } from "effect/cli"
+import { Config, Duration, Effect, Option, Stdio } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { CommandFailed } from "./Errors.ts"
 import { jsonFlag } from "./Flags.ts"
-import { printJson, printLines, shellQuote, table } from "./Output.ts"
+import { note, printJson, printLines, shellQuote, table } from "./Output.ts"
 import { Invocation, location } from "./Root.ts"
 
 const pathsArgument = Argument.String("path").pipe(
   Argument.withDescription("Session files or directories (walked recursively; links are never followed)"),
   Argument.variadic()
+)
+
+const watchFlag = Flag.Boolean("watch").pipe(
+  Flag.withDescription(
+    "After importing, keep following the sources and import what they gain (a half-written last line waits " +
+      "for its newline); prints one line per session created or updated; stop with Ctrl-C"
+  ),
+  Flag.withDefault(false)
+)
+
+const intervalFlag = Flag.Int("interval").pipe(
+  Flag.filter((n) => n >= 1 && n <= 3600, (n) => `--interval must be between 1 and 3600 seconds, got ${n}`),
+  Flag.withDescription("Seconds between two looks at the sources with --watch (default 2)"),
+  Flag.withDefault(2)
 )
 
 const envOr = (name: string) =>
@@ -105,7 +119,49 @@ const failedStdin = (reason: string): SourceReport => ({
   open_turn_usage: { input_tokens: 0, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 0 }
 })
 
-const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, json: boolean) =>
+interface WatchOptions {
+  readonly watch: boolean
+  readonly interval: number
+}
+
+/** One line per source a watch pass created, updated, or could not import (each problem said once). */
+const watchLines = (report: ImportReport, told: Set<string>, json: boolean): Array<string> =>
+  report.sources.flatMap((s) => {
+    if (s.status === "created" || s.status === "updated") {
+      return [
+        json
+          ? JSON.stringify(s)
+          : `${s.status} ${s.session ?? "-"}: +${plural(s.events_written, "event")} from ${s.path}`
+      ]
+    }
+    if (s.status !== "failed" && s.status !== "refused") return []
+    const key = `${s.path}\u0000${s.reason ?? ""}`
+    if (told.has(key)) return []
+    told.add(key)
+    return [json ? JSON.stringify(s) : `${s.status} ${s.path}: ${s.reason ?? ""}`]
+  })
+
+/** Keeps importing what the sources gain, every `interval` seconds, until interrupted. */
+const watchSources = (
+  sessionsDir: string,
+  format: ImportFormat | "auto",
+  paths: ReadonlyArray<string>,
+  interval: number,
+  json: boolean
+) =>
+  Effect.gen(function*() {
+    const signatures = new Map<string, string>()
+    const told = new Set<string>()
+    yield* note(`watching ${paths.join(", ")} every ${interval} s; stop with Ctrl-C`)
+    return yield* Effect.forever(Effect.gen(function*() {
+      const report = yield* importSessions({ sessionsDir, format, paths, signatures })
+      const lines = watchLines(report, told, json)
+      if (lines.length > 0) yield* printLines(...lines)
+      yield* Effect.sleep(Duration.seconds(interval))
+    }))
+  })
+
+const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, json: boolean, watch: WatchOptions) =>
   Effect.gen(function*() {
     const where = yield* location
     if (format === "auto" && given.length === 0) {
@@ -126,6 +182,15 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
       }
       : undefined
     const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
+    if (watch.watch) {
+      if (fromStdin) {
+        return yield* new CommandFailed({
+          detail: "--watch follows files or directories, not stdin",
+          hint: "give the files `codex exec --json` writes to, or drop --watch"
+        })
+      }
+      return yield* watchSources(where.sessionsDir, format, paths, watch.interval, json)
+    }
     const imported = fromStdin
       ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin }, "exec").pipe(
         Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
@@ -152,7 +217,11 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
   })
 
 const formatCommand = (format: ImportFormat | "auto", summary: string, description: string, example: string) =>
-  Command.make(format, { paths: pathsArgument, json: jsonFlag }, ({ json, paths }) => runImport(format, paths, json))
+  Command.make(
+    format,
+    { paths: pathsArgument, json: jsonFlag, watch: watchFlag, interval: intervalFlag },
+    ({ interval, json, paths, watch }) => runImport(format, paths, json, { watch, interval })
+  )
     .pipe(
       Command.withShortDescription(summary),
       Command.withDescription(description),

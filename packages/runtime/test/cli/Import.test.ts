@@ -6,7 +6,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir } from "@logbook/testkit"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { logbook } from "./inProcess.ts"
@@ -130,6 +130,43 @@ describe("logbook import", () => {
         const again = yield* logbook(["--sessions-dir", dir, "import", "exec"], { input })
         assert.strictEqual(again.exitCode, 0, again.stderr)
         assert.include(again.stdout, "1 unchanged")
+      }),
+    120_000
+  )
+
+  it.live(
+    "--watch imports what a growing rollout gains, waiting for a half-written line to be finished",
+    () =>
+      Effect.gen(function*() {
+        const file = path.join(codexDir, fs.readdirSync(codexDir).sort()[0] ?? "")
+        const bytes = fs.readFileSync(file)
+        const whole = yield* tempDir("import-cli")
+        const once = yield* logbook(["--sessions-dir", whole, "import", "codex", file])
+        assert.strictEqual(once.exitCode, 0, once.stderr)
+        const dir = yield* tempDir("import-cli")
+        const src = yield* tempDir("import-watch")
+        const live = path.join(src, path.basename(file))
+        const cut = Math.floor(bytes.length / 2)
+        fs.writeFileSync(live, bytes.subarray(0, cut))
+        const watcher = yield* Effect.forkChild(
+          logbook(["--sessions-dir", dir, "import", "codex", src, "--watch", "--interval", "1"])
+        )
+        const until = (done: () => boolean) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("100 millis")
+            assert.isTrue(done(), "the watcher did not catch up")
+          })
+        const [session] = fs.readdirSync(whole)
+        const imported = () => fs.existsSync(path.join(dir, session ?? "", "derived", "import.json"))
+        yield* until(imported)
+        fs.appendFileSync(live, bytes.subarray(cut))
+        const expected = fs.readFileSync(path.join(whole, session ?? "", "events.jsonl"), "base64")
+        const current = () => {
+          const events = path.join(dir, session ?? "", "events.jsonl")
+          return fs.existsSync(events) && fs.readFileSync(events, "base64") === expected
+        }
+        yield* until(current)
+        yield* Fiber.interrupt(watcher)
       }),
     120_000
   )
