@@ -12,22 +12,13 @@ import { Schema } from "effect"
 import type { ImportIdentity, ImportMapper, MapStep, UsageTotals } from "./ImportCursor.ts"
 import {
   addUsage,
-  arr,
-  counter,
-  failTurn,
-  field,
   ImportCursor as ImportCursorSchema,
   initialCursor,
-  itemEvent,
-  nextItemId,
-  obj,
-  openTurn,
-  seen,
-  startThread,
-  str,
   UsageTotals as UsageTotalsSchema,
   zeroUsage
 } from "./ImportCursor.ts"
+import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
+import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 import type { ThreadEvent } from "./ThreadEvent.ts"
 
 const PendingTool = Schema.Struct({

@@ -10,24 +10,10 @@
  */
 import { Schema } from "effect"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import {
-  arr,
-  closeTurn,
-  counter,
-  exitCodeOf,
-  failTurn,
-  field,
-  ImportCursor as ImportCursorSchema,
-  initialCursor,
-  isRecord,
-  itemEvent,
-  obj,
-  openTurn,
-  startThread,
-  str,
-  zeroUsage
-} from "./ImportCursor.ts"
-import type { ItemBody } from "./ImportCursor.ts"
+import { ImportCursor as ImportCursorSchema, initialCursor, zeroUsage } from "./ImportCursor.ts"
+import { arr, counter, exitCodeOf, field, isRecord, obj, str } from "./internal/foreignJson.ts"
+import type { ItemBody } from "./internal/importTurns.ts"
+import { closeTurn, failTurn, itemEvent, openTurn, startThread } from "./internal/importTurns.ts"
 import type { ThreadEvent } from "./ThreadEvent.ts"
 import type { FileUpdateChange } from "./ThreadItem.ts"
 

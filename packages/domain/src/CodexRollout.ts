@@ -13,27 +13,13 @@ import { Schema } from "effect"
 import type { ImportCursor, ImportIdentity, ImportMapper, MapStep, UsageTotals } from "./ImportCursor.ts"
 import {
   addUsage,
-  arr,
-  closeTurn,
-  counter,
-  exitCodeOf,
-  failTurn,
-  field,
   ImportCursor as ImportCursorSchema,
   initialCursor,
-  isRecord,
-  itemEvent,
-  nextItemId,
-  num,
-  obj,
-  openTurn,
-  parseJsonValue,
-  seen,
-  startThread,
-  str,
   UsageTotals as UsageTotalsSchema,
   zeroUsage
 } from "./ImportCursor.ts"
+import { arr, counter, exitCodeOf, field, isRecord, num, obj, parseJsonValue, str } from "./internal/foreignJson.ts"
+import { closeTurn, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 import type { ThreadEvent } from "./ThreadEvent.ts"
 import type { FileUpdateChange } from "./ThreadItem.ts"
 

@@ -11,22 +11,14 @@ import { Schema } from "effect"
 import type { ImportIdentity, ImportMapper, MapStep, UsageTotals } from "./ImportCursor.ts"
 import {
   addUsage,
-  arr,
-  counter,
-  field,
   ImportCursor as ImportCursorSchema,
   initialCursor,
-  itemEvent,
-  nextItemId,
-  obj,
-  openTurn,
-  seen,
-  startThread,
-  str,
   UsageTotals as UsageTotalsSchema,
   zeroUsage
 } from "./ImportCursor.ts"
-import type { ItemBody } from "./ImportCursor.ts"
+import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
+import type { ItemBody } from "./internal/importTurns.ts"
+import { itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 import type { ThreadEvent } from "./ThreadEvent.ts"
 
 /** The reducer state of a Gemini CLI session import. */

@@ -15,7 +15,7 @@ import {
   codexExecMapper,
   codexRolloutMapper,
   geminiSessionMapper,
-  isRecord,
+  recogniseImportFormat,
   zeroUsage
 } from "@logbook/domain"
 import type { ImportState, RawLine, SessionLog, StoreIoError } from "@logbook/store"
@@ -137,23 +137,6 @@ const collectSources = (paths: ReadonlyArray<string>, format: ImportFormat | "au
     }
     return out
   })
-
-/** Recognises a format from one parsed record (`undefined`: this record does not tell). */
-export const recogniseRecord = (record: unknown): ImportFormat | undefined => {
-  if (!isRecord(record)) return undefined
-  const r = record
-  const type = r["type"]
-  if (typeof type === "string") {
-    if (["session_meta", "response_item", "event_msg", "turn_context", "compacted"].includes(type) && "payload" in r) {
-      return "codex"
-    }
-    if (typeof r["sessionId"] === "string" && typeof r["projectHash"] === "string") return "gemini"
-    if (typeof r["sessionId"] === "string" || ["summary", "file-history-snapshot"].includes(type)) return "claude"
-    if (type === "thread.started" || type === "turn.started" || type.startsWith("item.")) return "exec"
-  }
-  if (typeof r["sessionId"] === "string" && typeof r["projectHash"] === "string") return "gemini"
-  return undefined
-}
 
 /** A mapping in progress: the mapper with its state kept inside, so the importer needs no state type. */
 interface MapperRun {
@@ -395,7 +378,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       const parsed = parseForeignLine(line.bytes, comments)
       if (parsed._tag === "Records") {
         for (const value of parsed.values) {
-          found ??= recogniseRecord(value)
+          found ??= recogniseImportFormat(value)
           identity ??= found === undefined ? undefined : mapperOf(found)?.identify(value)
         }
       }
@@ -464,6 +447,9 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   } satisfies SourceReport
 })
 
+const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
 /** Whole-file JSON sessions larger than this are refused (they are parsed in one piece). */
 export const MAX_JSON_SESSION_BYTES = 256 * 1024 * 1024
 
@@ -486,9 +472,9 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
     if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
     const parsed = parseForeignLine(bytes.value, false)
     const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
-    const messages = isRecord(value) && Array.isArray(value["messages"]) ? value["messages"] : undefined
-    if (!isRecord(value) || messages === undefined) return notSession
-    const { messages: _, ...header } = value
+    if (!isObject(value)) return notSession
+    const { messages, ...header } = value
+    if (!Array.isArray(messages)) return notSession
     const identity = geminiSessionMapper.identify(header)
     if (identity === undefined) return notSession
     const prepared = yield* prepare(sessionsDir, identity, "gemini", mappers.gemini)
