@@ -66,7 +66,8 @@ export const codexRolloutIdentity = (record: unknown): ImportIdentity | undefine
   }
 }
 
-const SHELL_TOOLS: ReadonlySet<string> = new Set([
+/** Function-call names that run a shell command. */
+export const CODEX_SHELL_TOOLS: ReadonlySet<string> = new Set([
   "shell",
   "exec_command",
   "shell_command",
@@ -193,7 +194,8 @@ const onFunctionCall = (state: CodexRolloutState, payload: unknown, ts: string):
   const callId = str(payload, "call_id") ?? ""
   const rawArgs = str(payload, "arguments") ?? ""
   const args = parseJsonValue(rawArgs)
-  const command = SHELL_TOOLS.has(name) ? shellCommandOf(args) : undefined
+  // A shell call whose arguments do not parse (redacted, truncated) keeps their text as the command.
+  const command = CODEX_SHELL_TOOLS.has(name) ? shellCommandOf(args) ?? rawArgs : undefined
   if (command !== undefined) {
     return emitItem(
       state,

@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { claudeText, decodeLineText, isClaudePrompt } from "@logbook/domain"
+import { claudeText, CODEX_SHELL_TOOLS, decodeLineText, isClaudePrompt } from "@logbook/domain"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { mulberry32, tempDir } from "@logbook/testkit"
 import { Effect, Layer, Result } from "effect"
@@ -70,10 +70,15 @@ describe("Importer on real Codex rollouts", () => {
         for (const text of texts) {
           assert.isTrue(messages.has(text as string), `missing agent_message ${String(text).slice(0, 60)}`)
         }
-        const shellCalls = payloads.filter((p) => p["type"] === "function_call" && p["name"] === "shell")
-        const commands = items(events).filter((i) => i.type === "command_execution")
-        const commandTexts = new Set(commands.map((i) => i.type === "command_execution" ? i.command : ""))
-        for (const call of shellCalls) {
+        const shellCalls = payloads.filter((p) =>
+          p["type"] === "function_call" && CODEX_SHELL_TOOLS.has(p["name"] as string)
+        )
+        const started = items(events).filter((i) => i.type === "command_execution" && i.status === "in_progress")
+        assert.strictEqual(started.length, shellCalls.length)
+        const commandTexts = new Set(
+          items(events).flatMap((i) => i.type === "command_execution" && i.status !== "in_progress" ? [i.command] : [])
+        )
+        for (const call of shellCalls.filter((c) => c["name"] === "shell")) {
           const argv = JSON.parse(call["arguments"] as string).command as Array<string>
           // `bash -lc <script>` is recorded as the script; other argv as the joined words.
           const expected = argv.length === 3 && argv[1] === "-lc" ? argv[2] : argv.join(" ")
@@ -265,6 +270,24 @@ describe("Tolerance", () => {
       assert.include(source?.lines_skipped[0]?.reason ?? "", "not JSON")
       assert.deepStrictEqual(logBytes(hostile), logBytes(plain))
     }))
+
+  it.effect("a line over 1 MB is imported whole", () =>
+    Effect.gen(function*() {
+      const lines = fs.readFileSync(tiny, "utf8").split("\n").filter((l) => l.length > 0)
+      const big = "x".repeat(3 * 1024 * 1024)
+      const patched = lines.map((line) => {
+        const record = JSON.parse(line)
+        const block = record.type === "assistant" ? record.message.content[0] : undefined
+        if (block?.type === "text") block.text = big
+        return JSON.stringify(record)
+      })
+      assert.isTrue(patched.some((l) => l.length > 3 * 1024 * 1024))
+      const sessions = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      const report = yield* importBytes(sessions, src, "big.jsonl", Buffer.from(patched.join("\n")))
+      const events = eventsOf(sessions, report.sources[0]?.session ?? "")
+      assert.isTrue(items(events).some((i) => i.type === "agent_message" && i.text === big))
+    }), 60_000)
 
   it.effect("a file of no known format is ignored, not failed", () =>
     Effect.gen(function*() {

@@ -170,4 +170,28 @@ describe("logbook import", () => {
       }),
     120_000
   )
+
+  it.effect(
+    "exec and Gemini fixtures import with exit 0 and their sessions verify clean",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const run = yield* logbook([
+          "--sessions-dir",
+          dir,
+          "import",
+          "auto",
+          path.join(realdata, "codex-exec-json"),
+          path.join(realdata, "gemini-cli")
+        ])
+        assert.strictEqual(run.exitCode, 0, run.stderr)
+        const sessions = fs.readdirSync(dir)
+        assert.strictEqual(sessions.length, 9)
+        for (const session of sessions) {
+          const verify = yield* logbook(["--sessions-dir", dir, "verify", session])
+          assert.strictEqual(verify.exitCode, 0, `${session}: ${verify.stdout}`)
+        }
+      }),
+    120_000
+  )
 })
