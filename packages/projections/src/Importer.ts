@@ -353,17 +353,18 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       if (parsed._tag !== "Records") return
       if (parsed.split) split++
       if (parsed.replaced) replaced++
-      log ??= yield* EventLog.open({
-        sessionsDir,
-        sessionId: identity.sessionId,
-        maxEvents: 0,
-        maxBytes: 0,
-        requireExclusive: true
-      })
       for (const value of parsed.values) {
         const result = run.step(value)
         readNow++
         if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
+        if (result.events.length === 0) continue
+        log ??= yield* EventLog.open({
+          sessionsDir,
+          sessionId: identity.sessionId,
+          maxEvents: 0,
+          maxBytes: 0,
+          requireExclusive: true
+        })
         for (const event of result.events) {
           yield* log.append(event)
           written++
@@ -418,6 +419,19 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   }
   if (Option.isSome(previous) && consumed === prevOffset) {
     return { ...base(), status: "unchanged", pending_tail_bytes: pendingTail } satisfies SourceReport
+  }
+  if (Option.isNone(previous) && log === undefined) {
+    // Nothing to write (e.g. a Claude file holding only `summary` records): no empty session is made.
+    return {
+      ...base(),
+      status: "ignored",
+      reason: "nothing to import: no record of it maps to an event",
+      records_read: readNow,
+      records_skipped: recordsSkipped,
+      lines_skipped: skippedLines,
+      lines_skipped_count: skippedCount,
+      pending_tail_bytes: pendingTail
+    } satisfies SourceReport
   }
   const after = yield* fs.lstat(paths.events)
   const saved: ImportState = {

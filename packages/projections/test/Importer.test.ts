@@ -289,6 +289,22 @@ describe("Tolerance", () => {
       assert.isTrue(items(events).some((i) => i.type === "agent_message" && i.text === big))
     }), 60_000)
 
+  it.effect("a transcript with nothing to import (only summary records) makes no session", () =>
+    Effect.gen(function*() {
+      const sessions = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      const summary = fs.readFileSync(tiny, "utf8").split("\n")[0] ?? ""
+      const report = yield* importBytes(
+        sessions,
+        src,
+        "5a3bb1c8-c3ce-466e-b487-24212cbf1da1.jsonl",
+        Buffer.from(`${summary}\n`)
+      )
+      assert.strictEqual(report.sources[0]?.status, "ignored")
+      assert.strictEqual(report.sources[0]?.records_read, 1)
+      assert.deepStrictEqual(fs.existsSync(sessions) ? fs.readdirSync(sessions) : [], [])
+    }))
+
   it.effect("a file of no known format is ignored, not failed", () =>
     Effect.gen(function*() {
       const sessions = yield* tempDir("import")
