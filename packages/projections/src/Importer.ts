@@ -1,8 +1,9 @@
 /**
- * Importing the sessions other agents already wrote (docs/import.md): Codex CLI rollouts and
- * Claude Code transcripts are read as streams of lines in bounded memory, mapped to ThreadEvents
- * by domain's pure mappers, and written through the store's EventLog — one session per source
- * thread. Imports are idempotent and incremental: `derived/import.json` records how many bytes of
+ * Importing the sessions other agents already wrote (docs/import.md): Codex CLI rollouts, Claude
+ * Code transcripts, Gemini CLI sessions and `codex exec --json` output are read as streams of
+ * lines in bounded memory (a Gemini JSON session, one object, in one piece), mapped to
+ * ThreadEvents by domain's pure mappers, and written through the store's EventLog — one session
+ * per source thread. Imports are idempotent and incremental: `derived/import.json` records how many bytes of
  * the source were consumed and their SHA-256, so an unchanged source writes nothing, a grown one
  * only its new records, and one whose consumed prefix changed is refused.
  *
