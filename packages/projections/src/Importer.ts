@@ -364,7 +364,8 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
           sessionId: identity.sessionId,
           maxEvents: 0,
           maxBytes: 0,
-          requireExclusive: true
+          requireExclusive: true,
+          barrierAtTurnBoundary: false
         })
         for (const event of result.events) {
           yield* log.append(event)
@@ -531,7 +532,8 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
         sessionId: identity.sessionId,
         maxEvents: 0,
         maxBytes: 0,
-        requireExclusive: true
+        requireExclusive: true,
+        barrierAtTurnBoundary: false
       })
       for (const record of records) {
         const step = run.step(record)

@@ -68,6 +68,12 @@ export interface OpenOptions {
   readonly summaryHook?: SummaryHook | undefined
   /** Called during a rescan with bytes scanned and the total (for progress on a terminal). */
   readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined
+  /**
+   * Run the durability barrier at every turn boundary (default true). A bulk writer that flushes at
+   * its end (an importer) turns it off: bytes still go to disk every 64 KiB, and a crash before the
+   * final `flush` is recovered by the rescan on the next open, as for any stale manifest.
+   */
+  readonly barrierAtTurnBoundary?: boolean | undefined
 }
 
 /** Whether this process holds the session's liveness lock. */
@@ -135,7 +141,8 @@ const makeSessionLog = (
   s: SessionState,
   fs: SessionFs["Service"],
   budgets: CapBudgets,
-  hook: SummaryHook
+  hook: SummaryHook,
+  barrierAtTurnBoundary: boolean
 ): SessionLog => {
   // Every operation first finishes a fast-path open (loads and checks the turn index).
   const locked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | StoreIoError> =>
@@ -157,7 +164,7 @@ const makeSessionLog = (
     const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
     const boundary = appendRecorded(s, line.success, kind, nowMs, ts)
     let io: Effect.Effect<void, AppendError> | undefined
-    if (boundary) {
+    if (boundary && barrierAtTurnBoundary) {
       io = persistMeta(s, fs)
     } else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) {
       // Bytes only, no metadata: the manifest's stale persisted_file_len makes a crash rescan.
@@ -296,7 +303,13 @@ export const open = Effect.fn("EventLog.open")(function*(options: OpenOptions) {
     maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
     lowWater: options.evictionLowWater ?? DEFAULT_EVICTION_LOW_WATER
   }
-  const log = makeSessionLog(state, fs, budgets, options.summaryHook ?? defaultSummaryHook(paths.derivedDir))
+  const log = makeSessionLog(
+    state,
+    fs,
+    budgets,
+    options.summaryHook ?? defaultSummaryHook(paths.derivedDir),
+    options.barrierAtTurnBoundary !== false
+  )
   // A zero, negative or unreadable interval means "off", like the zero budgets.
   const autoFlush = options.autoFlush === undefined
     ? Option.none<Duration.Duration>()
