@@ -1,6 +1,7 @@
 /**
  * Public entry point of @logbook/domain: re-exports only.
  */
+export * from "./Bm25.ts"
 export * from "./CapEviction.ts"
 export * from "./Classify.ts"
 export * from "./Encode.ts"
@@ -13,8 +14,10 @@ export * as Matrix from "./Matrix.ts"
 export * from "./MatrixError.ts"
 export * from "./MatrixSnapshot.ts"
 export * from "./MatrixSpec.ts"
+export * from "./MemoryView.ts"
 export * from "./ProgressLedger.ts"
 export * from "./RetentionPlan.ts"
+export * from "./SearchText.ts"
 export * from "./SessionFiles.ts"
 export * from "./SessionId.ts"
 export * from "./ThreadEvent.ts"
