@@ -12,6 +12,7 @@ import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
+import { factsCommand, memoryCommand, searchCommand } from "./cli/Memory.ts"
 import { retentionCommand } from "./cli/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
 import { sessionsCommand } from "./cli/Sessions.ts"
@@ -32,7 +33,10 @@ export const logbookCli = rootCommand.pipe(
     retentionCommand,
     matrixCommand,
     goalCommand,
-    progressCommand
+    progressCommand,
+    memoryCommand,
+    factsCommand,
+    searchCommand
   ])
 )
 
