@@ -10,11 +10,12 @@
 import type { ThreadEvent } from "@logbook/domain"
 import { DEFAULT_MAX_RESULTS, parseRfc3339, readMemoryFactsText } from "@logbook/domain"
 import type { FileInfo, StoreIoError } from "@logbook/store"
+export type { SearchIndex } from "./internal/searchIndex.ts"
 import { memoryViewPath, pathsForDir, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Stream } from "effect"
 import * as NodePath from "node:path"
-import type { Hit, IndexDoc, Segment } from "./internal/searchIndex.ts"
-import { buildSegment, SearchIndex } from "./internal/searchIndex.ts"
+import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
+import { SearchIndex, sessionDocs } from "./internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "./internal/searchSnapshot.ts"
 import { turnedEvents } from "./internal/turnedEvents.ts"
 
@@ -167,9 +168,9 @@ const buildFor = (root: string, name: string, scope: SearchScope, sig: string) =
       const bytes = yield* fs.readFileNoFollow(sourcePath(root, name, scope))
       if (Option.isNone(bytes)) return undefined
       const docs = factDocs(bytes.value)
-      return docs === undefined ? undefined : buildSegment(name, sig, docs)
+      return docs === undefined ? undefined : sessionDocs(name, sig, docs)
     }
-    return buildSegment(name, sig, yield* historyDocs(root, name))
+    return sessionDocs(name, sig, yield* historyDocs(root, name))
   }).pipe(Effect.catch(() => Effect.succeed(undefined)))
 
 /** What one refresh did (for tests and progress). */
@@ -212,55 +213,58 @@ export const refreshSearchIndex = (
     let index = indexes.get(key)
     let fromSnapshot = false
     if (index === undefined) {
-      index = new SearchIndex()
+      const packed = useSnapshot ? yield* loadSnapshot(root, scope) : undefined
+      fromSnapshot = packed !== undefined
+      index = new SearchIndex(packed)
+      index.saved = fromSnapshot
       indexes.set(key, index)
-      const segments = useSnapshot ? yield* loadSnapshot(root, scope) : undefined
-      if (segments !== undefined) {
-        fromSnapshot = true
-        for (const s of segments) index.put(s)
-      }
     }
     const rootInfo = yield* fs.lstat(root)
     if (Option.isNone(rootInfo) || rootInfo.value.type !== "Directory") {
-      for (const name of [...index.segments.keys()]) index.remove(name)
+      for (const name of index.sessions()) index.remove(name)
+      index.pack()
       return { index, stats: { fromSnapshot, rebuilt: 0, removed: 0, sessions: 0 } }
     }
+    const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
+    // One batch of lstats for the entries and one for their source files.
+    const dirs = yield* fs.lstatMany(names.map((name) => NodePath.join(root, name)))
+    const sessions = names.filter((_, i) => dirs[i]?.type === "Directory")
+    const sources = yield* fs.lstatMany(sessions.map((name) => sourcePath(root, name, scope)))
     const present = new Set<string>()
     let rebuilt = 0
     let removed = 0
-    for (const name of yield* fs.listDir(root)) {
-      if (name.startsWith(".")) continue
-      const dir = yield* fs.lstat(NodePath.join(root, name))
-      if (Option.isNone(dir) || dir.value.type !== "Directory") continue
-      const info = yield* fs.lstat(sourcePath(root, name, scope)).pipe(
-        Effect.catch(() => Effect.succeed(Option.none<FileInfo>()))
-      )
-      if (Option.isNone(info) || info.value.type !== "File") continue
-      const sig = signature(info.value)
+    for (let i = 0; i < sessions.length; i++) {
+      const name = sessions[i]
+      const info = sources[i]
+      if (name === undefined || info === undefined || info.type !== "File") continue
+      const sig = signature(info)
       present.add(name)
-      if (index.segments.get(name)?.sig === sig) continue
-      const segment: Segment | undefined = yield* buildFor(root, name, scope, sig)
+      if (index.signature(name) === sig) continue
+      const docs: SessionDocs | undefined = yield* buildFor(root, name, scope, sig)
       rebuilt++
-      if (segment === undefined) {
+      if (docs === undefined) {
         present.delete(name)
         continue
       }
-      index.put(segment)
+      index.put(docs)
     }
-    for (const name of [...index.segments.keys()]) {
+    for (const name of index.sessions()) {
       if (!present.has(name)) {
         index.remove(name)
         removed++
       }
     }
-    if (useSnapshot && (rebuilt > 0 || removed > 0 || (!fromSnapshot && index.segments.size > 0))) {
-      yield* fs.writeAtomic(
-        NodePath.join(root, searchSnapshotName(scope)),
-        encodeSnapshot(scope, index.segments.values())
+    const packed = index.pack()
+    if (useSnapshot && !index.saved) {
+      const saved = index
+      yield* fs.writeAtomic(NodePath.join(root, searchSnapshotName(scope)), encodeSnapshot(scope, packed)).pipe(
+        Effect.andThen(Effect.sync(() => {
+          saved.saved = true
+        })),
+        Effect.catch((e) => Effect.logDebug(`search snapshot not saved: ${e.message}`))
       )
-        .pipe(Effect.catch((e) => Effect.logDebug(`search snapshot not saved: ${e.message}`)))
     }
-    return { index, stats: { fromSnapshot, rebuilt, removed, sessions: index.segments.size } }
+    return { index, stats: { fromSnapshot, rebuilt, removed, sessions: packed.sessionNames.length } }
   })
 
 /** Forgets this process's in-memory indexes (the next search loads the snapshot or rebuilds). */
@@ -272,31 +276,19 @@ const toResult = (
   hit: Hit,
   facts: Map<string, ReadonlyArray<string | undefined>>
 ) => {
-  const seg = hit.segment
-  const created = seg.createdAt[hit.doc] ?? Number.NaN
   const base = {
     chunk_id: hit.chunkId,
+    path: sourcePath(root, hit.session, scope),
     start_line: 0,
     end_line: 0,
     score: hit.score,
     source: "session" as const,
-    created_at: Number.isNaN(created) ? null : created,
-    session: seg.name
+    created_at: hit.createdAt,
+    session: hit.session
   }
-  if (scope === "history") {
-    return {
-      ...base,
-      path: sourcePath(root, seg.name, scope),
-      snippet: seg.snippets?.[hit.doc] ?? "",
-      turn: seg.chunks[hit.doc] ?? 0,
-      offset: seg.offsets[hit.doc] ?? 0
-    }
-  }
-  return {
-    ...base,
-    path: sourcePath(root, seg.name, scope),
-    snippet: facts.get(seg.name)?.[seg.chunks[hit.doc] ?? 0] ?? ""
-  }
+  return scope === "history"
+    ? { ...base, snippet: hit.snippet ?? "", turn: hit.chunk, offset: hit.offset }
+    : { ...base, snippet: facts.get(hit.session)?.[hit.chunk] ?? "" }
 }
 
 /**
@@ -318,7 +310,7 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
     })
     const facts = new Map<string, ReadonlyArray<string | undefined>>()
     if (scope === "facts") {
-      for (const name of new Set(hits.map((h) => h.segment.name))) {
+      for (const name of new Set(hits.map((h) => h.session))) {
         const bytes = yield* fs.readFileNoFollow(sourcePath(root, name, scope)).pipe(
           Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
         )

@@ -10,7 +10,8 @@ import { bm25Idf, tokenize } from "@logbook/domain"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { buildSegment, SearchIndex } from "../src/internal/searchIndex.ts"
+import { SearchIndex, sessionDocs } from "../src/internal/searchIndex.ts"
+import { decodeSnapshot, encodeSnapshot } from "../src/internal/searchSnapshot.ts"
 import { dropSearchIndexes, refreshSearchIndex, searchMemory, searchSnapshotName } from "../src/MemorySearch.ts"
 import { appendAll, ev, nodeLayer, openLog, testRoot } from "./fixtures/logHelpers.ts"
 
@@ -232,18 +233,23 @@ describe("SearchIndex", () => {
         const created = NOW - op.createdDaysAgo * DAY
         state.set(name, { facts, created })
         incremental.put(
-          buildSegment(name, `sig${step}`, facts.map((text, i) => ({ chunk: i, offset: 0, createdAt: created, text })))
+          sessionDocs(name, `sig${step}`, facts.map((text, i) => ({ chunk: i, offset: 0, createdAt: created, text })))
         )
+        // Repack now and then, as searches between writes do.
+        if (step % 3 === 0) incremental.search("fix", { maxResults: 1, minScore: 0, now: NOW })
       })
       const scratch = new SearchIndex()
       for (const [name, s] of state) {
         scratch.put(
-          buildSegment(name, "x", s.facts.map((text, i) => ({ chunk: i, offset: 0, createdAt: s.created, text })))
+          sessionDocs(name, "x", s.facts.map((text, i) => ({ chunk: i, offset: 0, createdAt: s.created, text })))
         )
       }
       const text = query.map((w) => WORDS[w] ?? "").join(" ")
       const options = { maxResults: k, minScore: 0, now: NOW }
       const got = incremental.search(text, options).map((h) => [h.chunkId, h.score])
+      const reloaded = decodeSnapshot("facts", encodeSnapshot("facts", incremental.pack()))
+      if (reloaded === undefined) return assert.fail("the snapshot of the index does not decode")
+      assert.deepStrictEqual(new SearchIndex(reloaded).search(text, options).map((h) => [h.chunkId, h.score]), got)
       const want = scratch.scoreAll(text, options).map((h) => [h.chunkId, h.score])
       assert.deepStrictEqual(got, want)
       // And the full scoring agrees with the formula computed naively.

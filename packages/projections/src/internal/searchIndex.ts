@@ -1,15 +1,18 @@
 /**
- * The in-process inverted index of memory search (docs/search.md#index): one segment per session,
- * keyed by the signature of the file it was built from, with postings in typed arrays; corpus
- * statistics (N, total length, df) are kept incrementally, so idf and the average length are
- * computed at query time. Pure: the I/O that finds changed sessions lives in `MemorySearch`.
+ * The in-process inverted index of memory search (docs/search.md#index). Sessions are the unit of
+ * change: each is added as one group of documents keyed by the signature of the file it came from,
+ * and replacing or removing a session tombstones its documents; the next query (or save) repacks
+ * the postings — typed arrays, one contiguous range per term, documents ascending — dropping dead
+ * documents and appending new ones, without re-reading any unchanged session. Corpus statistics
+ * (N, average length, df) come from the packed arrays at query time.
  *
- * Top-k without scoring every posting: each (segment, term) posting list carries its maximum term
- * frequency and minimum document length, which bound what any document of the segment can score.
- * Segments holding the rarest query term are scored first; every other segment is skipped when its
- * bound (times the largest recency multiplier it can get) cannot reach the current k-th score, and
- * a document's recency multiplier is computed only when its lexical score can still enter.
- * `scoreAll` is the plain reference: every posting of every query term, same formulas, same order.
+ * Top-k without scoring every posting of common words: query terms are taken rarest first (by
+ * their score bound), and once the k-th best partial score beats the largest score the remaining
+ * terms could give a document not seen yet (times the largest recency multiplier), those terms
+ * only look up the documents already seen (binary search) instead of scanning their postings.
+ * Each document's score is then summed in query order, exactly as a full scoring does, and the
+ * recency multiplier is computed only for documents that can still enter the top k.
+ * `scoreAll` is the plain reference: every posting of every query term.
  */
 import {
   bm25Idf,
@@ -33,85 +36,76 @@ export interface IndexDoc {
   readonly snippet?: string | undefined
 }
 
-/**
- * A term's postings inside one segment: `[maxTf, minLength, doc0, tf0, doc1, tf1, …]`, documents
- * ascending.
- */
-export type Postings = Int32Array
-
-/** The indexed documents of one session. */
-export interface Segment {
+/** A session's documents, tokenised, waiting to be packed. */
+export interface SessionDocs {
   readonly name: string
-  /** Signature of the source file (size, mtime) when the segment was built. */
   readonly sig: string
-  readonly chunks: Int32Array
-  readonly offsets: Float64Array
-  readonly lengths: Int32Array
-  /** Unix seconds; NaN when the document has none. */
-  readonly createdAt: Float64Array
-  /** The largest recency-relevant timestamp of the segment (NaN when none). */
-  readonly newest: number
-  readonly snippets: ReadonlyArray<string> | undefined
-  readonly terms: ReadonlyMap<string, Postings>
-  /** Set when replaced or removed: lists may still point at it until they are compacted. */
-  dead: boolean
+  readonly docs: ReadonlyArray<IndexDoc>
+  readonly tfs: ReadonlyArray<ReadonlyMap<string, number>>
+  readonly lengths: ReadonlyArray<number>
 }
 
-/** Builds a segment from its documents (tokenising each). */
-export const buildSegment = (name: string, sig: string, docs: ReadonlyArray<IndexDoc>): Segment => {
-  const n = docs.length
-  const chunks = new Int32Array(n)
-  const offsets = new Float64Array(n)
-  const lengths = new Int32Array(n)
-  const createdAt = new Float64Array(n)
-  const lists = new Map<string, Array<number>>()
-  let newest = Number.NaN
-  for (let d = 0; d < n; d++) {
-    const doc = docs[d]
-    if (doc === undefined) continue
-    chunks[d] = doc.chunk
-    offsets[d] = doc.offset
-    createdAt[d] = doc.createdAt ?? Number.NaN
-    if (doc.createdAt !== null && !(doc.createdAt <= newest)) newest = doc.createdAt
+/** Tokenises a session's documents. */
+export const sessionDocs = (name: string, sig: string, docs: ReadonlyArray<IndexDoc>): SessionDocs => {
+  const tfs: Array<Map<string, number>> = []
+  const lengths: Array<number> = []
+  for (const doc of docs) {
     const tokens = tokenize(doc.text)
-    lengths[d] = tokens.length
     const tf = new Map<string, number>()
     for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1)
-    for (const [t, f] of tf) {
-      let list = lists.get(t)
-      if (list === undefined) lists.set(t, list = [])
-      list.push(d, f)
-    }
+    tfs.push(tf)
+    lengths.push(tokens.length)
   }
-  const terms = new Map<string, Postings>()
-  for (const [t, list] of lists) terms.set(t, packPostings(list, lengths))
-  const snippets = docs.some((d) => d.snippet !== undefined) ? docs.map((d) => d.snippet ?? "") : undefined
-  return { name, sig, chunks, offsets, lengths, createdAt, newest, snippets, terms, dead: false }
+  return { name, sig, docs, tfs, lengths }
 }
 
-/** Packs `[doc, tf, …]` with its bounds header. */
-export const packPostings = (list: ReadonlyArray<number>, lengths: Int32Array): Postings => {
-  const out = new Int32Array(list.length + 2)
-  let maxTf = 0
-  let minLen = 0x7fffffff
-  for (let i = 0; i < list.length; i += 2) {
-    const d = list[i] ?? 0
-    const f = list[i + 1] ?? 0
-    out[i + 2] = d
-    out[i + 3] = f
-    if (f > maxTf) maxTf = f
-    const len = lengths[d] ?? 0
-    if (len < minLen) minLen = len
-  }
-  out[0] = maxTf
-  out[1] = minLen
-  return out
+/** The packed arrays (also what the snapshot stores). */
+export interface Packed {
+  readonly terms: ReadonlyArray<string>
+  /** Postings of term t: `postings[termStart[t] .. termStart[t + 1])` as `doc, tf` pairs. */
+  readonly termStart: Int32Array
+  readonly postings: Int32Array
+  readonly docSession: Int32Array
+  readonly docChunk: Int32Array
+  readonly docLength: Int32Array
+  readonly docOffset: Float64Array
+  /** Unix seconds; NaN when none. */
+  readonly docCreated: Float64Array
+  readonly docSnippet: ReadonlyArray<string> | undefined
+  readonly sessionNames: ReadonlyArray<string>
+  readonly sessionSigs: ReadonlyArray<string>
+  /** Documents of session s: `[sessionStart[s], sessionStart[s + 1])`. */
+  readonly sessionStart: Int32Array
+  /** Per term: the largest tf and the shortest document length of its postings (score bounds). */
+  readonly termMaxTf: Int32Array
+  readonly termMinLen: Int32Array
 }
+
+/** An index with nothing in it. */
+export const emptyPacked = (): Packed => ({
+  terms: [],
+  termStart: new Int32Array(1),
+  postings: new Int32Array(0),
+  docSession: new Int32Array(0),
+  docChunk: new Int32Array(0),
+  docLength: new Int32Array(0),
+  docOffset: new Float64Array(0),
+  docCreated: new Float64Array(0),
+  docSnippet: undefined,
+  sessionNames: [],
+  sessionSigs: [],
+  sessionStart: new Int32Array(1),
+  termMaxTf: new Int32Array(0),
+  termMinLen: new Int32Array(0)
+})
 
 /** One ranked document. */
 export interface Hit {
-  readonly segment: Segment
-  readonly doc: number
+  readonly session: string
+  readonly chunk: number
+  readonly offset: number
+  readonly createdAt: number | null
+  readonly snippet: string | undefined
   readonly chunkId: string
   readonly score: number
 }
@@ -124,183 +118,267 @@ export interface QueryOptions {
   readonly now: number
 }
 
-interface Stats {
-  readonly n: number
-  readonly avgdl: number
-  readonly idf: ReadonlyArray<number>
-}
+const EPS = 1e-9
 
-/** The index: live segments by session name, and the corpus statistics. */
+/** The index: packed sessions plus pending changes. */
 export class SearchIndex {
-  readonly segments = new Map<string, Segment>()
-  private readonly df = new Map<string, number>()
-  private readonly lists = new Map<string, Array<Segment>>()
-  private docs = 0
+  private packed: Packed
+  private termIds: Map<string, number>
+  private sessionIndex: Map<string, number>
+  /** The packed state is what the snapshot on disk holds (set by whoever loads or saves it). */
+  saved = false
+  private readonly pending = new Map<string, SessionDocs>()
+  private readonly removed = new Set<string>()
+  // Candidate slot per document (-1: not a candidate), reset after every query.
+  private slotOf = new Int32Array(0)
+  private maxTf: Int32Array = new Int32Array(0)
+  private minLen: Int32Array = new Int32Array(0)
   private totalLength = 0
 
-  /** Number of documents. */
-  get size(): number {
-    return this.docs
+  constructor(packed: Packed = emptyPacked()) {
+    this.packed = packed
+    this.termIds = new Map()
+    this.sessionIndex = new Map()
+    this.adopt(packed)
   }
 
-  /** Adds a segment, replacing the session's previous one. */
-  put(segment: Segment): void {
-    this.remove(segment.name)
-    this.segments.set(segment.name, segment)
-    this.docs += segment.lengths.length
-    for (const len of segment.lengths) this.totalLength += len
-    for (const [t, postings] of segment.terms) {
-      this.df.set(t, (this.df.get(t) ?? 0) + (postings.length - 2) / 2)
-      let list = this.lists.get(t)
-      if (list === undefined) this.lists.set(t, list = [])
-      list.push(segment)
-    }
+  private adopt(packed: Packed): void {
+    this.packed = packed
+    this.termIds = new Map(packed.terms.map((t, i) => [t, i]))
+    this.sessionIndex = new Map(packed.sessionNames.map((n, i) => [n, i]))
+    this.maxTf = packed.termMaxTf
+    this.minLen = packed.termMinLen
+    const { docLength } = packed
+    let total = 0
+    for (const len of docLength) total += len
+    this.totalLength = total
+    this.slotOf = new Int32Array(docLength.length).fill(-1)
   }
 
-  /** Removes a session's segment (if any). */
+  /** The signature a session was indexed with (pending changes included), if indexed. */
+  signature(name: string): string | undefined {
+    const pending = this.pending.get(name)
+    if (pending !== undefined) return pending.sig
+    if (this.removed.has(name)) return undefined
+    const s = this.sessionIndex.get(name)
+    return s === undefined ? undefined : this.packed.sessionSigs[s]
+  }
+
+  /** The indexed session names (pending changes included). */
+  sessions(): Array<string> {
+    const out = new Set(this.packed.sessionNames.filter((n) => !this.removed.has(n)))
+    for (const n of this.pending.keys()) out.add(n)
+    return [...out]
+  }
+
+  /** Adds a session's documents, replacing what was indexed for it. */
+  put(docs: SessionDocs): void {
+    if (this.sessionIndex.has(docs.name)) this.removed.add(docs.name)
+    this.pending.set(docs.name, docs)
+  }
+
+  /** Removes a session. */
   remove(name: string): void {
-    const old = this.segments.get(name)
-    if (old === undefined) return
-    this.segments.delete(name)
-    old.dead = true
-    this.docs -= old.lengths.length
-    for (const len of old.lengths) this.totalLength -= len
-    for (const [t, postings] of old.terms) {
-      const left = (this.df.get(t) ?? 0) - (postings.length - 2) / 2
-      if (left > 0) this.df.set(t, left)
-      else {
-        this.df.delete(t)
-        this.lists.delete(t)
-      }
-    }
+    this.pending.delete(name)
+    if (this.sessionIndex.has(name)) this.removed.add(name)
   }
 
-  private stats(tokens: ReadonlyArray<string>): Stats {
-    const n = this.docs
+  /** Whether changes wait to be packed. */
+  get dirty(): boolean {
+    return this.pending.size > 0 || this.removed.size > 0
+  }
+
+  /** The packed arrays after applying pending changes (what a snapshot saves). */
+  pack(): Packed {
+    if (this.dirty) {
+      this.adopt(repack(this.packed, this.removed, [...this.pending.values()]))
+      this.saved = false
+    }
+    this.pending.clear()
+    this.removed.clear()
+    return this.packed
+  }
+
+  /** Number of live documents. */
+  get size(): number {
+    return this.pack().docChunk.length
+  }
+
+  private hit(d: number, score: number): Hit {
+    const p = this.packed
+    const session = p.sessionNames[p.docSession[d] ?? 0] ?? ""
+    const chunk = p.docChunk[d] ?? 0
+    const created = p.docCreated[d] ?? Number.NaN
     return {
-      n,
-      avgdl: n === 0 ? 0 : this.totalLength / n,
-      idf: tokens.map((t) => bm25Idf(n, this.df.get(t) ?? 0))
+      session,
+      chunk,
+      offset: p.docOffset[d] ?? 0,
+      createdAt: Number.isNaN(created) ? null : created,
+      snippet: p.docSnippet?.[d],
+      chunkId: `${session}:${chunk}`,
+      score
     }
-  }
-
-  /** The live segments holding `term` (dead entries are compacted away on the way). */
-  private segmentsOf(term: string): ReadonlyArray<Segment> {
-    const list = this.lists.get(term)
-    if (list === undefined) return []
-    let w = 0
-    for (const s of list) if (!s.dead) list[w++] = s
-    list.length = w
-    return list
   }
 
   /** Ranked search of `query` with pruning (identical results to {@link scoreAll}). */
   search(query: string, options: QueryOptions): Array<Hit> {
-    const tokens = tokenize(query)
-    if (tokens.length === 0 || this.docs === 0 || options.maxResults <= 0) return []
-    const st = this.stats(tokens)
-    const unique = [...new Set(tokens)].filter((t) => this.df.has(t))
-    if (unique.length === 0) return []
-    // The rarest term first: its segments are likely to hold the best documents.
-    unique.sort((a, b) => (this.df.get(a) ?? 0) - (this.df.get(b) ?? 0))
-    const top = new TopK(options.maxResults, options.minScore)
-    const seen = new Set<Segment>()
-    const scratch: Scratch = { score: new Float64Array(0) }
-    for (let pass = 0; pass < unique.length; pass++) {
-      const term = unique[pass]
-      if (term === undefined) continue
-      for (const segment of this.segmentsOf(term)) {
-        if (seen.has(segment)) continue
-        seen.add(segment)
-        const bound = segmentBound(segment, tokens, st) * (Number.isNaN(segment.newest)
-          ? 1
-          : recencyMultiplier(segment.newest, options.now)) *
-          (1 + 1e-9)
-        if (!top.admits(bound)) continue
-        scoreSegment(segment, tokens, st, options.now, top, scratch, true)
-      }
-    }
-    return top.sorted()
+    return this.run(query, options, true)
   }
 
-  /** The plain reference: every document of every segment holding a query term scored in full. */
+  /** The plain reference: every posting of every query term scored. */
   scoreAll(query: string, options: QueryOptions): Array<Hit> {
+    return this.run(query, options, false)
+  }
+
+  private run(query: string, options: QueryOptions, prune: boolean): Array<Hit> {
+    const p = this.pack()
     const tokens = tokenize(query)
-    if (tokens.length === 0 || this.docs === 0 || options.maxResults <= 0) return []
-    const st = this.stats(tokens)
-    const top = new TopK(options.maxResults, options.minScore)
-    const scratch: Scratch = { score: new Float64Array(0) }
-    const seen = new Set<Segment>()
-    for (const t of new Set(tokens)) {
-      for (const segment of this.segmentsOf(t)) {
-        if (seen.has(segment)) continue
-        seen.add(segment)
-        scoreSegment(segment, tokens, st, options.now, top, scratch, false)
+    const n = p.docChunk.length
+    if (tokens.length === 0 || n === 0 || options.maxResults <= 0) return []
+    const avgdl = this.totalLength / n
+    const q = tokens.length
+    // Unique known terms with their query positions, idf and score bound.
+    const terms: Array<{ id: number; positions: Array<number>; idf: number; bound: number }> = []
+    const byId = new Map<number, (typeof terms)[number]>()
+    tokens.forEach((token, position) => {
+      const id = this.termIds.get(token)
+      if (id === undefined) return
+      let term = byId.get(id)
+      if (term === undefined) {
+        const df = ((p.termStart[id + 1] ?? 0) - (p.termStart[id] ?? 0)) / 2
+        term = { id, positions: [], idf: bm25Idf(n, df), bound: 0 }
+        byId.set(id, term)
+        terms.push(term)
+      }
+      term.positions.push(position)
+    })
+    if (terms.length === 0) return []
+    for (const t of terms) {
+      t.bound = t.positions.length * bm25Term(t.idf, this.maxTf[t.id] ?? 0, this.minLen[t.id] ?? 0, avgdl)
+    }
+    terms.sort((a, b) => b.bound - a.bound)
+    const k = options.maxResults
+    const slotOf = this.slotOf
+    const cands: Array<number> = []
+    let contrib = new Float64Array(64 * q)
+    let partial = new Float64Array(64)
+    const { postings, termStart } = p
+    let rest = 0
+    for (const t of terms) rest += t.bound
+    for (let i = 0; i < terms.length; i++) {
+      const t = terms[i]
+      if (t === undefined) continue
+      const start = termStart[t.id] ?? 0
+      const end = termStart[t.id + 1] ?? 0
+      const essential = !prune || i === 0 ||
+        !(rest * MAX_RECENCY_MULTIPLIER * (1 + EPS) < kthLargest(partial, cands.length, k) * (1 - EPS))
+      rest -= t.bound
+      if (essential) {
+        for (let j = start; j < end; j += 2) {
+          const d = postings[j] ?? 0
+          const c = bm25Term(t.idf, postings[j + 1] ?? 0, p.docLength[d] ?? 0, avgdl)
+          let s = slotOf[d] ?? -1
+          if (s < 0) {
+            s = cands.length
+            slotOf[d] = s
+            cands.push(d)
+            if (s >= partial.length) {
+              partial = grow(partial, partial.length * 2)
+              contrib = grow(contrib, partial.length * q)
+            }
+          }
+          for (const pos of t.positions) contrib[s * q + pos] = c
+          partial[s] = (partial[s] ?? 0) + c * t.positions.length
+        }
+      } else {
+        for (let s = 0; s < cands.length; s++) {
+          const d = cands[s] ?? 0
+          const tf = lookupTf(postings, start, end, d)
+          if (tf === 0) continue
+          const c = bm25Term(t.idf, tf, p.docLength[d] ?? 0, avgdl)
+          for (const pos of t.positions) contrib[s * q + pos] = c
+          partial[s] = (partial[s] ?? 0) + c * t.positions.length
+        }
       }
     }
-    return top.sorted()
+    for (const d of cands) slotOf[d] = -1
+    const top = new TopK(k, options.minScore)
+    for (let s = 0; s < cands.length; s++) {
+      // Summed in query order from 0, as a full scoring does (absent terms add exactly 0).
+      let lexical = 0
+      for (let pos = 0; pos < q; pos++) lexical += contrib[s * q + pos] ?? 0
+      if (prune && !top.admits(lexical * MAX_RECENCY_MULTIPLIER * (1 + EPS))) continue
+      const d = cands[s] ?? 0
+      const created = p.docCreated[d] ?? Number.NaN
+      const score = lexical * recencyMultiplier(Number.isNaN(created) ? null : created, options.now)
+      top.offer(d, score, () => this.hit(d, score))
+    }
+    return top.hits()
   }
 }
 
-/** An upper bound of any document's lexical score in `segment`. */
-const segmentBound = (segment: Segment, tokens: ReadonlyArray<string>, st: Stats): number => {
-  let bound = 0
-  for (let q = 0; q < tokens.length; q++) {
-    const postings = segment.terms.get(tokens[q] ?? "")
-    if (postings === undefined) continue
-    bound += bm25Term(st.idf[q] ?? 0, postings[0] ?? 0, postings[1] ?? 0, st.avgdl)
-  }
-  return bound
+const grow = (a: Float64Array, size: number): Float64Array<ArrayBuffer> => {
+  const b = new Float64Array(size)
+  b.set(a)
+  return b
 }
 
-interface Scratch {
-  score: Float64Array
+/** The tf of document `d` in a term's `[start, end)` postings, 0 when absent (binary search). */
+const lookupTf = (postings: Int32Array, start: number, end: number, d: number): number => {
+  let lo = 0
+  let hi = (end - start) / 2 - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const doc = postings[start + 2 * mid] ?? 0
+    if (doc === d) return postings[start + 2 * mid + 1] ?? 0
+    if (doc < d) lo = mid + 1
+    else hi = mid - 1
+  }
+  return 0
 }
 
-/**
- * Scores every document of `segment` holding a query token: for each query token in query order
- * (duplicates again), `score += bm25Term(…)`, then the recency multiplier — skipped (when
- * `prune`) if even the largest multiplier cannot lift the document into the top k.
- */
-const scoreSegment = (
-  segment: Segment,
-  tokens: ReadonlyArray<string>,
-  st: Stats,
-  now: number,
-  top: TopK,
-  scratch: Scratch,
-  prune: boolean
-): void => {
-  const n = segment.lengths.length
-  if (scratch.score.length < n) {
-    scratch.score = new Float64Array(n)
-  }
-  const score = scratch.score
-  score.fill(0, 0, n)
-  const touched = new Uint8Array(n)
-  for (let q = 0; q < tokens.length; q++) {
-    const postings = segment.terms.get(tokens[q] ?? "")
-    if (postings === undefined) continue
-    const idf = st.idf[q] ?? 0
-    for (let i = 2; i < postings.length; i += 2) {
-      const d = postings[i] ?? 0
-      touched[d] = 1
-      score[d] = (score[d] ?? 0) + bm25Term(idf, postings[i + 1] ?? 0, segment.lengths[d] ?? 0, st.avgdl)
+/** The k-th largest of `values[0..count)`; 0 when fewer than k (no document is safe to ignore then). */
+const kthLargest = (values: Float64Array, count: number, k: number): number => {
+  if (count < k) return 0
+  // A min-heap of the k largest.
+  const heap = new Float64Array(k)
+  let size = 0
+  for (let i = 0; i < count; i++) {
+    const v = values[i] ?? 0
+    if (size < k) {
+      let c = size++
+      heap[c] = v
+      while (c > 0) {
+        const parent = (c - 1) >> 1
+        if ((heap[parent] ?? 0) <= (heap[c] ?? 0)) break
+        const tmp = heap[parent] ?? 0
+        heap[parent] = heap[c] ?? 0
+        heap[c] = tmp
+        c = parent
+      }
+    } else if (v > (heap[0] ?? 0)) {
+      heap[0] = v
+      let c = 0
+      for (;;) {
+        const l = 2 * c + 1
+        const r = l + 1
+        let m = c
+        if (l < k && (heap[l] ?? 0) < (heap[m] ?? 0)) m = l
+        if (r < k && (heap[r] ?? 0) < (heap[m] ?? 0)) m = r
+        if (m === c) break
+        const tmp = heap[m] ?? 0
+        heap[m] = heap[c] ?? 0
+        heap[c] = tmp
+        c = m
+      }
     }
   }
-  for (let d = 0; d < n; d++) {
-    if (touched[d] === 0) continue
-    const lexical = score[d] ?? 0
-    if (prune && !top.admits(lexical * MAX_RECENCY_MULTIPLIER * (1 + 1e-9))) continue
-    const created = segment.createdAt[d] ?? Number.NaN
-    const final = lexical * recencyMultiplier(Number.isNaN(created) ? null : created, now)
-    top.offer(segment, d, final)
-  }
+  return heap[0] ?? 0
 }
 
 /** The k best hits so far (score descending, chunk id ascending). */
 class TopK {
-  private readonly hits: Array<Hit> = []
+  private readonly list: Array<Hit> = []
   private readonly k: number
   private readonly minScore: number
   constructor(k: number, minScore: number) {
@@ -311,29 +389,163 @@ class TopK {
   /** Whether a document scoring at most `bound` could still be kept (ties may enter by chunk id). */
   admits(bound: number): boolean {
     if (!(bound > 0) || bound < this.minScore) return false
-    const last = this.hits.length < this.k ? undefined : this.hits[this.hits.length - 1]
+    const last = this.list.length < this.k ? undefined : this.list[this.list.length - 1]
     return last === undefined || bound >= last.score
   }
 
-  offer(segment: Segment, doc: number, score: number): void {
+  offer(_doc: number, score: number, make: () => Hit): void {
     if (!keepsScore(score, this.minScore)) return
-    const hit: Hit = { segment, doc, chunkId: `${segment.name}:${segment.chunks[doc] ?? 0}`, score }
-    const hits = this.hits
-    if (hits.length >= this.k) {
-      const last = hits[hits.length - 1]
-      if (last !== undefined && compareRanked(hit, last) >= 0) return
-    }
-    let i = hits.length
+    const list = this.list
+    const last = list.length >= this.k ? list[list.length - 1] : undefined
+    if (last !== undefined && score < last.score) return
+    const hit = make()
+    if (last !== undefined && compareRanked(hit, last) >= 0) return
+    let i = list.length
     while (i > 0) {
-      const prev = hits[i - 1]
+      const prev = list[i - 1]
       if (prev === undefined || compareRanked(prev, hit) <= 0) break
       i--
     }
-    hits.splice(i, 0, hit)
-    if (hits.length > this.k) hits.pop()
+    list.splice(i, 0, hit)
+    if (list.length > this.k) list.pop()
   }
 
-  sorted(): Array<Hit> {
-    return [...this.hits]
+  hits(): Array<Hit> {
+    return [...this.list]
+  }
+}
+
+/** Drops the documents of `removed` sessions and appends `added` ones, renumbering documents and terms. */
+const repack = (old: Packed, removed: ReadonlySet<string>, added: ReadonlyArray<SessionDocs>): Packed => {
+  const oldDocs = old.docChunk.length
+  const remap = new Int32Array(oldDocs).fill(-1)
+  const sessionNames: Array<string> = []
+  const sessionSigs: Array<string> = []
+  const sessionStarts: Array<number> = [0]
+  const keptOld: Array<number> = []
+  let next = 0
+  old.sessionNames.forEach((name, s) => {
+    if (removed.has(name)) return
+    const from = old.sessionStart[s] ?? 0
+    const to = old.sessionStart[s + 1] ?? 0
+    for (let d = from; d < to; d++) {
+      remap[d] = next++
+      keptOld.push(d)
+    }
+    sessionNames.push(name)
+    sessionSigs.push(old.sessionSigs[s] ?? "")
+    sessionStarts.push(next)
+  })
+  let addedDocs = 0
+  for (const a of added) addedDocs += a.docs.length
+  const total = next + addedDocs
+  const docSession = new Int32Array(total)
+  const docChunk = new Int32Array(total)
+  const docLength = new Int32Array(total)
+  const docOffset = new Float64Array(total)
+  const docCreated = new Float64Array(total)
+  const withSnippets = old.docSnippet !== undefined || added.some((a) => a.docs.some((d) => d.snippet !== undefined))
+  const docSnippet: Array<string> | undefined = withSnippets ? new Array<string>(total).fill("") : undefined
+  for (let s = 0; s < sessionNames.length; s++) {
+    for (let d = sessionStarts[s] ?? 0; d < (sessionStarts[s + 1] ?? 0); d++) docSession[d] = s
+  }
+  keptOld.forEach((od, nd) => {
+    docChunk[nd] = old.docChunk[od] ?? 0
+    docLength[nd] = old.docLength[od] ?? 0
+    docOffset[nd] = old.docOffset[od] ?? 0
+    docCreated[nd] = old.docCreated[od] ?? Number.NaN
+    if (docSnippet !== undefined) docSnippet[nd] = old.docSnippet?.[od] ?? ""
+  })
+  // New documents and their postings by term.
+  const fresh = new Map<string, Array<number>>()
+  for (const a of added) {
+    const s = sessionNames.length
+    sessionNames.push(a.name)
+    sessionSigs.push(a.sig)
+    a.docs.forEach((doc, i) => {
+      const d = next++
+      docSession[d] = s
+      docChunk[d] = doc.chunk
+      docLength[d] = a.lengths[i] ?? 0
+      docOffset[d] = doc.offset
+      docCreated[d] = doc.createdAt ?? Number.NaN
+      if (docSnippet !== undefined) docSnippet[d] = doc.snippet ?? ""
+      const tf = a.tfs[i]
+      if (tf === undefined) return
+      for (const [t, f] of tf) {
+        let list = fresh.get(t)
+        if (list === undefined) fresh.set(t, list = [])
+        list.push(d, f)
+      }
+    })
+    sessionStarts.push(next)
+  }
+  // Count surviving postings per term, then copy.
+  const terms: Array<string> = []
+  const counts: Array<number> = []
+  const oldIds: Array<number> = []
+  old.terms.forEach((term, t) => {
+    let live = 0
+    for (let i = old.termStart[t] ?? 0; i < (old.termStart[t + 1] ?? 0); i += 2) {
+      if ((remap[old.postings[i] ?? 0] ?? -1) >= 0) live += 2
+    }
+    const extra = fresh.get(term)?.length ?? 0
+    if (live + extra === 0) return
+    terms.push(term)
+    counts.push(live + extra)
+    oldIds.push(t)
+  })
+  const known = new Set(old.terms)
+  for (const [term, list] of fresh) {
+    if (known.has(term)) continue
+    terms.push(term)
+    counts.push(list.length)
+    oldIds.push(-1)
+  }
+  const termStart = new Int32Array(terms.length + 1)
+  for (let t = 0; t < terms.length; t++) termStart[t + 1] = (termStart[t] ?? 0) + (counts[t] ?? 0)
+  const postings = new Int32Array(termStart[terms.length] ?? 0)
+  for (let t = 0; t < terms.length; t++) {
+    let w = termStart[t] ?? 0
+    const ot = oldIds[t] ?? -1
+    if (ot >= 0) {
+      for (let i = old.termStart[ot] ?? 0; i < (old.termStart[ot + 1] ?? 0); i += 2) {
+        const nd = remap[old.postings[i] ?? 0] ?? -1
+        if (nd < 0) continue
+        postings[w++] = nd
+        postings[w++] = old.postings[i + 1] ?? 0
+      }
+    }
+    for (const v of fresh.get(terms[t] ?? "") ?? []) postings[w++] = v
+  }
+  const termMaxTf = new Int32Array(terms.length)
+  const termMinLen = new Int32Array(terms.length)
+  for (let t = 0; t < terms.length; t++) {
+    let maxTf = 0
+    let minLen = 0x7fffffff
+    for (let i = termStart[t] ?? 0; i < (termStart[t + 1] ?? 0); i += 2) {
+      const f = postings[i + 1] ?? 0
+      if (f > maxTf) maxTf = f
+      const len = docLength[postings[i] ?? 0] ?? 0
+      if (len < minLen) minLen = len
+    }
+    termMaxTf[t] = maxTf
+    termMinLen[t] = minLen
+  }
+  return {
+    termMaxTf,
+    termMinLen,
+    terms,
+    termStart,
+    postings,
+    docSession,
+    docChunk,
+    docLength,
+    docOffset,
+    docCreated,
+    docSnippet,
+    sessionNames,
+    sessionSigs,
+    sessionStart: Int32Array.from(sessionStarts)
   }
 }
