@@ -157,13 +157,17 @@ const makeQueries = (docs: ReadonlyArray<BaselineDoc>): Array<string> => {
   })
 }
 
-const cliBin = Path.join(import.meta.dirname, "..", "packages", "runtime", "src", "bin.ts")
+// The built CLI when present (as users run it), else the sources.
+const runtimeDir = Path.join(import.meta.dirname, "..", "packages", "runtime")
+const builtBin = Path.join(runtimeDir, "bin", "logbook.js")
+const cliArgs = Fs.existsSync(Path.join(runtimeDir, "dist", "bin.js"))
+  ? [builtBin]
+  : ["--conditions=@logbook/source", Path.join(runtimeDir, "src", "bin.ts")]
 
 const timedCli = (root: string, query: string): number => {
   const t0 = performance.now()
   const r = spawnSync(process.execPath, [
-    "--conditions=@logbook/source",
-    cliBin,
+    ...cliArgs,
     "--sessions-dir",
     root,
     "search",
