@@ -12,7 +12,7 @@ import { DEFAULT_MAX_RESULTS, parseRfc3339, readMemoryFactsText } from "@logbook
 import type { FileInfo, StoreIoError } from "@logbook/store"
 export type { SearchIndex } from "./internal/searchIndex.ts"
 import { memoryViewPath, pathsForDir, SessionFs } from "@logbook/store"
-import { Clock, Effect, Option, Result, Stream } from "effect"
+import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
 import * as NodePath from "node:path"
 import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
 import { SearchIndex, sessionDocs } from "./internal/searchIndex.ts"
@@ -58,8 +58,9 @@ export interface MemorySearchResult {
 /** The file name of a scope's index snapshot, directly below the sessions root (a dot name: never a session). */
 export const searchSnapshotName = (scope: SearchScope): string => `.logbook-search-${scope}.idx`
 
-// Process-wide indexes, one per (sessions root, scope).
+// Process-wide indexes, one per (sessions root, scope); one refresh or query at a time mutates them.
 const indexes = new Map<string, SearchIndex>()
+const indexLock = Semaphore.makeUnsafe(1)
 
 const utf8 = new TextDecoder("utf-8")
 
@@ -205,6 +206,13 @@ export const refreshSearchIndex = (
   scope: SearchScope,
   options: { readonly snapshot?: boolean | undefined } = {}
 ): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
+  indexLock.withPermit(refreshUnlocked(sessionsDir, scope, options))
+
+const refreshUnlocked = (
+  sessionsDir: string,
+  scope: SearchScope,
+  options: { readonly snapshot?: boolean | undefined }
+): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const root = NodePath.resolve(sessionsDir)
@@ -301,13 +309,15 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
     const fs = yield* SessionFs
     const scope = options.scope ?? "facts"
     const root = NodePath.resolve(sessionsDir)
-    const { index } = yield* refreshSearchIndex(root, scope, { snapshot: options.snapshot })
     const now = options.now ?? Math.floor((yield* Clock.currentTimeMillis) / 1000)
-    const hits = index.search(query, {
-      maxResults: options.maxResults ?? DEFAULT_MAX_RESULTS,
-      minScore: options.minScore ?? 0,
-      now
-    })
+    const hits = yield* indexLock.withPermit(Effect.gen(function*() {
+      const { index } = yield* refreshUnlocked(root, scope, { snapshot: options.snapshot })
+      return index.search(query, {
+        maxResults: options.maxResults ?? DEFAULT_MAX_RESULTS,
+        minScore: options.minScore ?? 0,
+        now
+      })
+    }))
     const facts = new Map<string, ReadonlyArray<string | undefined>>()
     if (scope === "facts") {
       for (const name of new Set(hits.map((h) => h.session))) {

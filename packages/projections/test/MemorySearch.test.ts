@@ -13,6 +13,7 @@ import * as path from "node:path"
 import { SearchIndex, sessionDocs } from "../src/internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "../src/internal/searchSnapshot.ts"
 import { dropSearchIndexes, refreshSearchIndex, searchMemory, searchSnapshotName } from "../src/MemorySearch.ts"
+import { recentSessions } from "../src/RecentSessions.ts"
 import { appendAll, ev, nodeLayer, openLog, testRoot } from "./fixtures/logHelpers.ts"
 
 const DAY = 86_400
@@ -127,6 +128,9 @@ describe("searchMemory (facts)", () => {
       const first = yield* fresh(refreshSearchIndex(root, "facts"))
       assert.strictEqual(first.stats.rebuilt, 2)
       assert.isTrue(fs.existsSync(path.join(root, searchSnapshotName("facts"))))
+      // The snapshot is never taken for a session by listings.
+      const listing = yield* recentSessions(root)
+      assert.deepStrictEqual([...listing.unreadable].sort(), ["a", "b"])
       const again = yield* refreshSearchIndex(root, "facts")
       assert.strictEqual(again.stats.rebuilt, 0)
       // A new process: the snapshot is loaded, nothing is re-read.
