@@ -11,7 +11,7 @@ import type { ThreadEvent } from "@logbook/domain"
 import { DEFAULT_MAX_RESULTS, parseRfc3339, readMemoryFactsText } from "@logbook/domain"
 import type { FileInfo, StoreIoError } from "@logbook/store"
 export type { SearchIndex } from "./internal/searchIndex.ts"
-import { memoryViewPath, pathsForDir, SessionFs } from "@logbook/store"
+import { SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
 import * as NodePath from "node:path"
 import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
@@ -66,10 +66,10 @@ const utf8 = new TextDecoder("utf-8")
 
 const signature = (info: FileInfo): string => `${info.size}:${info.mtimeMs}`
 
-const sourcePath = (root: string, name: string, scope: SearchScope): string => {
-  const paths = pathsForDir(root, name)
-  return scope === "facts" ? memoryViewPath(paths) : paths.events
-}
+// `root` is already absolute and `name` a direct child: the same paths as `pathsForDir` gives
+// (`memoryViewPath` / `events`), built with one join because a root scan makes thousands.
+const sourcePath = (root: string, name: string, scope: SearchScope): string =>
+  scope === "facts" ? NodePath.join(root, name, "derived", "memory.json") : NodePath.join(root, name, "events.jsonl")
 
 const factDocs = (bytes: Uint8Array): Array<IndexDoc> | undefined => {
   const read = readMemoryFactsText(utf8.decode(bytes))
