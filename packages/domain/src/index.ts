@@ -5,6 +5,7 @@
  * is) and every state machine as a reducer. `store` and `projections` only run these over bytes.
  */
 export * from "./AuditPack.ts"
+export * from "./Bm25.ts"
 export * from "./CapEviction.ts"
 export * from "./Classify.ts"
 export * from "./Encode.ts"
@@ -17,8 +18,10 @@ export * as Matrix from "./Matrix.ts"
 export * from "./MatrixError.ts"
 export * from "./MatrixSnapshot.ts"
 export * from "./MatrixSpec.ts"
+export * from "./MemoryView.ts"
 export * from "./ProgressLedger.ts"
 export * from "./RetentionPlan.ts"
+export * from "./SearchText.ts"
 export * from "./SessionFiles.ts"
 export * from "./SessionId.ts"
 export * from "./ThreadEvent.ts"

@@ -12,6 +12,7 @@ import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
+import { factsCommand, memoryCommand, searchCommand } from "./cli/Memory.ts"
 import { migrateCommand } from "./cli/Migrate.ts"
 import { packCommand } from "./cli/Pack.ts"
 import { retentionCommand } from "./cli/Retention.ts"
@@ -36,7 +37,10 @@ export const logbookCli = rootCommand.pipe(
     goalCommand,
     progressCommand,
     packCommand,
-    migrateCommand
+    migrateCommand,
+    memoryCommand,
+    factsCommand,
+    searchCommand
   ])
 )
 

@@ -26,6 +26,7 @@ import {
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { basename, dirname, join, resolve } from "node:path"
 import { regularFileUsage } from "./internal/diskUsage.ts"
+import { manifestCache } from "./internal/manifestLru.ts"
 import { emptyTrash, isSessionEntryName, removeSessionDir } from "./internal/retentionRemove.ts"
 import { isoFromMillis } from "./internal/time.ts"
 import { isSessionLive } from "./Liveness.ts"
@@ -205,7 +206,10 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
         if (Option.isNone(bytes)) continue
         const rewritten = completeAbandonedManifest(utf8.decode(bytes.value), cutoff)
         if (rewritten === undefined) continue
-        yield* fs.writeAtomic(paths.manifest, rewritten)
+        yield* Effect.ensuring(
+          fs.writeAtomic(paths.manifest, rewritten),
+          Effect.sync(() => manifestCache.evict(paths.manifest))
+        )
         marked.push(name)
       }
       return marked
