@@ -37,6 +37,7 @@ import {
   iso,
   noGoal,
   patched,
+  quietGoalFields,
   trackerOf,
   VID,
   VID2
@@ -702,15 +703,7 @@ describe("GoalTracker: snapshot wire format", () => {
       parent_tokens_spent: 0,
       last_session_tokens_seen: null,
       history: [],
-      pause_message: null,
-      classifier_stall_count: 0,
-      classifier_runs_attempted: 0,
-      rounds_since_verify: 0,
-      consecutive_not_achieved: 0,
-      last_strategist_fired_at: 0,
-      strategist_cap_bonus: 0,
-      last_strategy_path: null,
-      last_strategy_recommendation: null,
+      ...quietGoalFields,
       changes_baseline_commit: null,
       last_gap_fingerprint: null
     })

@@ -257,16 +257,7 @@ describe("EventLog", () => {
           { type: "permission.requested", tool_name: "shell" },
           { type: "unknown", original_type: "vendor.custom", fields: { n: 1, nested: { s: "é" }, arr: [null, true] } },
           { type: "turn.completed", usage, in_progress_exec_sessions: ["exec-1"] },
-          {
-            type: "thread.completed",
-            thread_id: "th",
-            session_id: "s",
-            subtype: "success",
-            outcome_code: "ok",
-            usage,
-            total_cost_usd: 0.25,
-            num_turns: 1
-          }
+          ev.threadCompleted({ total_cost_usd: 0.25 })
         ]
         const log = yield* openLog(root, "bytes")
         yield* appendAll(log, events)
