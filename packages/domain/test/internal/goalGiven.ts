@@ -18,6 +18,7 @@ import type {
   GoalTrackerState
 } from "../../src/GoalTracker.ts"
 import { GOAL_STATUS_VALUES } from "../../src/internal/goalWire.ts"
+import { formatRfc3339 } from "../../src/Rfc3339.ts"
 
 /** The instant every table starts at: 2026-01-01T00:00:00Z, monotonic 10 s. */
 export const T0: GoalClock = { wallMs: 1_767_225_600_000, monotonicMs: 10_000 }
@@ -26,7 +27,7 @@ export const T0: GoalClock = { wallMs: 1_767_225_600_000, monotonicMs: 10_000 }
 export const at = (ms: number): GoalClock => ({ wallMs: T0.wallMs + ms, monotonicMs: T0.monotonicMs + ms })
 
 /** The RFC 3339 history timestamp of `at(ms)`. */
-export const iso = (ms: number): string => new Date(T0.wallMs + ms).toISOString()
+export const iso = (ms: number): string => formatRfc3339(T0.wallMs + ms, "Z")
 
 /** A well-formed verifier id. */
 export const VID = Schema.decodeSync(VerifierId)("0123456789ab")
