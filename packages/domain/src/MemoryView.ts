@@ -7,8 +7,8 @@
  */
 import { Result, Schema, SchemaIssue } from "effect"
 import { acceptFact, factCandidates } from "./EvictionSummary.ts"
-import { rfc3339FromEpochMs } from "./internal/goalWire.ts"
 import { isJsonObject, parseJsonText } from "./internal/jsonText.ts"
+import { formatRfc3339 } from "./Rfc3339.ts"
 import type { ThreadEvent } from "./ThreadEvent.ts"
 
 /** The schema version a written view carries when the host gave none. */
@@ -288,7 +288,7 @@ export const derivedMemoryView = (
     touched_files: [...acc.touchedFiles].sort(),
     grounded_facts: acc.facts,
     history_artifact_path: "events.jsonl",
-    generated_at: rfc3339FromEpochMs(info.nowMs),
+    generated_at: formatRfc3339(info.nowMs, "Z"),
     created_at: info.createdAt,
     updated_at: Math.floor(info.nowMs / 1000),
     origin: DERIVED_MEMORY_ORIGIN

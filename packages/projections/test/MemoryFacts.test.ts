@@ -5,13 +5,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { writeMemoryView } from "@logbook/store"
+import { appendAll, ev, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { deriveSessionMemory } from "../src/MemoryDerivation.ts"
 import { queryFacts, sessionMemoryFacts } from "../src/MemoryFacts.ts"
 import { searchMemory } from "../src/MemorySearch.ts"
-import { appendAll, ev, nodeLayer, openLog, testRoot } from "./fixtures/logHelpers.ts"
+
+const testRoot = sessionsRoot("projections")
 
 const fixture = path.join(
   import.meta.dirname,

@@ -7,6 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { bm25Idf, tokenize } from "@logbook/domain"
+import { appendAll, ev, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
 import { Effect, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -14,7 +15,8 @@ import { SearchIndex, sessionDocs } from "../src/internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "../src/internal/searchSnapshot.ts"
 import { dropSearchIndexes, refreshSearchIndex, searchMemory, searchSnapshotName } from "../src/MemorySearch.ts"
 import { recentSessions } from "../src/RecentSessions.ts"
-import { appendAll, ev, nodeLayer, openLog, testRoot } from "./fixtures/logHelpers.ts"
+
+const testRoot = sessionsRoot("projections")
 
 const DAY = 86_400
 const NOW = 1_800_000_000
