@@ -5,6 +5,7 @@ import { encodeEvent, encodeLine } from "../src/Encode.ts"
 import {
   decodeEnvelope,
   decodeEvent,
+  decodeInputLine,
   decodeLineText,
   EVENT_SCHEMA_VERSION,
   eventTimestamp,
@@ -374,5 +375,99 @@ describe("ThreadEvent", () => {
         undefined
       ])
     })
+  })
+
+  describe("u64 counts", () => {
+    const U64_MAX = 18446744073709551615n
+    /** A turn.completed line whose input_tokens is the literal `tokens`, exactly as written. */
+    const completedWith = (tokens: string): string =>
+      `{"schema_version":"0.18.0","event":{"type":"turn.completed","usage":{"input_tokens":${tokens},` +
+      `"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":1}}}`
+    const inputTokens = (line: string): number => {
+      const event = ok(decodeLineText(line)).event
+      return event.type === "turn.completed" ? event.usage.input_tokens : assert.fail(event.type)
+    }
+
+    it("accepts counts beyond 2^53 up to u64's maximum, as the nearest double", () => {
+      assert.strictEqual(inputTokens(completedWith("9007199254740993")), 9007199254740992)
+      assert.strictEqual(inputTokens(completedWith("18446744073709551615")), 2 ** 64)
+      assert.strictEqual(inputTokens(completedWith("18446744073709550593")), 2 ** 64)
+    })
+
+    it("accepts 1.0 and 1e3 as integral counts (JSON.parse cannot tell them from 1 and 1000)", () => {
+      assert.strictEqual(inputTokens(completedWith("1.0")), 1)
+      assert.strictEqual(inputTokens(completedWith("1e3")), 1000)
+      assert.strictEqual(inputTokens(completedWith("1.8446744073709551615e19")), 2 ** 64)
+    })
+
+    it("rejects counts above u64's maximum, also those that parse to the same double, naming the field", () => {
+      for (
+        const tokens of [
+          "18446744073709551616",
+          "18446744073709553664",
+          "18446744073709551615.5",
+          "1.8446744073709551616e19",
+          "184467440737095516.16e2",
+          "18446744073709551616000e-3",
+          "18446744073709555712",
+          "1e20",
+          "-1",
+          "1.5"
+        ]
+      ) {
+        const message = failureMessage(decodeLineText(completedWith(tokens)))
+        assert.include(message, `["event"]["usage"]["input_tokens"]`, tokens)
+      }
+    })
+
+    it.prop(
+      "decodes an integer literal exactly when it is at most u64's maximum",
+      [Schema.BigInt.check(Schema.isBetweenBigInt({ minimum: U64_MAX - 5000n, maximum: U64_MAX + 5000n }))],
+      ([n]) => {
+        const decoded = decodeLineText(completedWith(n.toString()))
+        assert.strictEqual(Result.isSuccess(decoded), n <= U64_MAX, n.toString())
+      },
+      { arbitrary: { runs: 300 } }
+    )
+
+    it("keeps a number field that is not a u64 valid when its literal is above u64's maximum", () => {
+      const line = `{"schema_version":"0.18.0","event":{"type":"thread.completed","thread_id":"t","session_id":"s",` +
+        `"subtype":"success","outcome_code":"completed","usage":{"input_tokens":18446744073709551615,` +
+        `"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":0},` +
+        `"total_cost_usd":18446744073709551616,"num_turns":1}}`
+      const event = ok(decodeLineText(line)).event
+      assert.strictEqual(event.type === "thread.completed" ? event.usage.input_tokens : 0, 2 ** 64)
+      assert.isAtLeast(event.type === "thread.completed" ? (event.total_cost_usd ?? 0) : 0, 2 ** 64)
+    })
+  })
+})
+
+describe("decodeInputLine", () => {
+  const bytes = (text: string) => new TextEncoder().encode(text)
+  const tagOf = (text: string | Uint8Array) => {
+    const decoded = decodeInputLine(typeof text === "string" ? bytes(text) : text)
+    return Result.isFailure(decoded) ? decoded.failure._tag : "ok"
+  }
+
+  it("reads a bare event and the event of an envelope, whitespace and newline trimmed", () => {
+    assert.deepStrictEqual(
+      decodeInputLine(bytes(" {\"type\":\"turn.started\"}\r\n")),
+      Result.succeed({ type: "turn.started" })
+    )
+    assert.deepStrictEqual(
+      decodeInputLine(bytes("{\"schema_version\":\"0.18.0\",\"event\":{\"type\":\"turn.started\"}}\n")),
+      Result.succeed({ type: "turn.started" })
+    )
+    assert.deepStrictEqual(decodeInputLine(bytes("  \t\n")), Result.succeed(undefined))
+  })
+
+  it("names why a line holds no event", () => {
+    assert.strictEqual(tagOf(new Uint8Array([0x7b, 0xff, 0x7d])), "NotUtf8")
+    assert.strictEqual(tagOf("{not json"), "NotJson")
+    assert.strictEqual(tagOf("\ufeff{\"type\":\"turn.started\"}"), "NotJson")
+    assert.strictEqual(tagOf("[1,2]"), "NotObject")
+    assert.strictEqual(tagOf("{\"type\":\"turn.completed\",\"usage\":[]}"), "Invalid")
+    assert.strictEqual(tagOf("{\"schema_version\":\"0.18.0\",\"event\":{\"type\":\"turn.failed\"}}"), "Invalid")
+    assert.strictEqual(tagOf("{\"kind\":\"turn.started\"}"), "NoEventShape")
   })
 })

@@ -14,6 +14,7 @@ import {
   DEFAULT_MAX_EVENTS,
   encodeLine,
   eventTimestamp,
+  formatRfc3339,
   lifecycleKindOf,
   locateTurn,
   scanLineText
@@ -35,7 +36,6 @@ import {
   persistMeta,
   usableFile
 } from "./internal/sessionState.ts"
-import { isoFromMillis } from "./internal/time.ts"
 import { MAX_WRITE_BUFFER_BYTES } from "./internal/writeBuffer.ts"
 import { splitLines } from "./LineSplitter.ts"
 import type { RawLine } from "./LineSplitter.ts"
@@ -133,7 +133,12 @@ const lockStateOf = (s: SessionState): LockState =>
 const serialise = (event: ThreadEvent): Result.Result<string, InvalidEvent> =>
   Result.try({
     try: () => encodeLine(event) + "\n",
-    catch: (cause) => new InvalidEvent({ operation: "append", detail: `cannot serialise event: ${String(cause)}` })
+    catch: (cause) =>
+      new InvalidEvent({
+        operation: "append",
+        // The encoder's own refusal (a count it cannot write exactly) names the field.
+        detail: cause instanceof RangeError ? cause.message : `cannot serialise event: ${String(cause)}`
+      })
   })
 
 /** Builds the handle operations over a shared state. */
@@ -161,7 +166,7 @@ const makeSessionLog = (
     const line = serialise(event)
     if (Result.isFailure(line)) return Effect.fail(line.failure)
     const kind = lifecycleKindOf(event.type)
-    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
+    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? formatRfc3339(nowMs)) : ""
     const boundary = appendRecorded(s, line.success, kind, nowMs, ts)
     let io: Effect.Effect<void, AppendError> | undefined
     if (boundary && barrierAtTurnBoundary) {

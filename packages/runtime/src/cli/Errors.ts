@@ -149,7 +149,20 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
     // The message already says what to do (move the file aside or restore it).
     CorruptFile: (e) => rendered(ExitCode.integrity, e.message),
     CommandFailed: (e) => rendered(ExitCode.failure, e.detail, e.hint),
-    PlatformError: (e) => rendered(ExitCode.failure, e.message, "check that the input and output streams are open")
+    PlatformError: (e) => rendered(ExitCode.failure, e.message, "check that the input and output streams are open"),
+    InvalidPack: (e) =>
+      rendered(
+        ExitCode.evicted,
+        e.message,
+        "the pack cannot be trusted to describe anything; create a new one with `logbook pack create`"
+      ),
+    PackNotVerified: (e) => rendered(ExitCode.integrity, e.message),
+    InvalidSigningKey: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "use the .key file to sign and the .pub file to verify (`logbook pack keygen`)"
+      )
   })
 )
 

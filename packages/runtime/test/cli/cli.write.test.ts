@@ -4,6 +4,7 @@
  * --follow` seeing a later append, and the retention commands with and without `--dry-run`.
  */
 import { assert, layer } from "@effect/vitest"
+import { formatRfc3339 } from "@logbook/domain"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -24,7 +25,7 @@ import {
 const line = (value: unknown): string => JSON.stringify(value) + "\n"
 const msg = (text: string) => ({ type: "item.completed", item: { id: text, type: "agent_message", text } })
 
-const isoDaysAgo = (days: number): string => new Date(Date.now() - days * 86_400_000).toISOString()
+const isoDaysAgo = (days: number): string => formatRfc3339(Date.now() - days * 86_400_000, "Z")
 
 layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true, concurrent: true })(
   "logbook write commands",
@@ -118,6 +119,7 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         const first = yield* runHere(["append", "live"], { cwd: ws, input: bareTurns(1) })
         assert.strictEqual(first.code, 0, first.stderr)
         const follower = yield* runInBackground(["events", "live", "--follow"], { cwd: ws })
+        const located = yield* runInBackground(["events", "live", "--follow", "--offsets"], { cwd: ws })
         yield* eventually("the existing events", () => jsonLines(follower.stdout()).length === 3)
         const later = yield* runHere(["append", "live"], {
           cwd: ws,
@@ -130,6 +132,7 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         yield* Effect.sleep("600 millis")
         fs.appendFileSync(events, "pleted\",\"usage\":" + JSON.stringify(usage) + "}}\n")
         yield* eventually("the completed line", () => jsonLines(follower.stdout()).length === 6)
+        yield* eventually("the completed line with its offset", () => jsonLines(located.stdout()).length === 6)
         const stopped = yield* follower.stop("SIGINT")
         assert.strictEqual(stopped.code, 130)
         assert.strictEqual(stopped.stderr, "")
@@ -138,6 +141,15 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
           msg("later"),
           { type: "turn.completed", usage }
         ])
+        // --offsets wraps the same events with the byte offset of each line of events.jsonl.
+        const withOffsets = jsonLines((yield* located.stop("SIGINT")).stdout)
+        const bytes = fs.readFileSync(events)
+        const starts = [
+          0,
+          ...[...bytes.keys()].filter((i) => bytes[i] === 10 && i + 1 < bytes.length).map((i) => i + 1)
+        ]
+        assert.deepStrictEqual(withOffsets.map((r) => r.offset), starts)
+        assert.deepStrictEqual(withOffsets.map((r) => r.event), jsonLines(stopped.stdout))
       }))
 
     it.effect("retention run --dry-run changes nothing; run, sweep, pin and unpin print what they changed", () =>
