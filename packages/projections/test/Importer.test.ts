@@ -305,6 +305,30 @@ describe("Tolerance", () => {
       assert.deepStrictEqual(fs.existsSync(sessions) ? fs.readdirSync(sessions) : [], [])
     }))
 
+  it.effect("a Claude subagent transcript becomes its own session whose contexts name the parent session", () =>
+    Effect.gen(function*() {
+      const lines = fs.readFileSync(tiny, "utf8").split("\n").filter((l) => l.length > 0)
+      const sidechain = lines.map((line) => {
+        const record = JSON.parse(line)
+        return JSON.stringify(
+          typeof record.sessionId === "string" ? { ...record, isSidechain: true, agentId: "a937f53" } : record
+        )
+      })
+      const sessions = yield* tempDir("import")
+      const src = yield* tempDir("import-src")
+      const report = yield* importBytes(sessions, src, "agent-a937f53.jsonl", Buffer.from(sidechain.join("\n")))
+      const source = report.sources[0]
+      assert.strictEqual(source?.session, "claude-5a3bb1c8-c3ce-466e-b487-24212cbf1da1-agent-a937f53")
+      assert.strictEqual(source?.parent_session, "claude-5a3bb1c8-c3ce-466e-b487-24212cbf1da1")
+      const events = eventsOf(sessions, source?.session ?? "")
+      const started = events.find((e) => e.type === "turn.started")
+      assert.strictEqual(
+        started?.type === "turn.started" ? started.context?.parent_actor_id : undefined,
+        source?.parent_session
+      )
+      for (const item of items(events)) assert.strictEqual(item.context?.parent_actor_id, source?.parent_session)
+    }))
+
   it.effect("a file of no known format is ignored, not failed", () =>
     Effect.gen(function*() {
       const sessions = yield* tempDir("import")
