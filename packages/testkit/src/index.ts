@@ -4,6 +4,7 @@
 export * from "./CliRunner.ts"
 export * from "./Events.ts"
 export * from "./FuzzLines.ts"
+export * from "./Items.ts"
 export * from "./MatrixSpecs.ts"
 export * from "./PlantedSession.ts"
 export * from "./Prng.ts"
