@@ -135,6 +135,8 @@ export interface ExplanationModel {
   readonly turns: ReadonlyArray<ExplanationEntry>
   readonly actions: ReadonlyArray<ExplanationEntry>
   readonly changes: ReadonlyArray<ExplanationEntry>
+  /** Every file-change operation in scope (successful or not), in recorded order. */
+  readonly edits: ReadonlyArray<ExplanationEntry>
   readonly edit_operations: number
   readonly decisions: ReadonlyArray<DecisionEntry>
   readonly verification: ReadonlyArray<VerificationEntry>
@@ -1090,6 +1092,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
       turns: turns.map((t) => t.entry).filter(inScope),
       actions,
       changes,
+      edits: ops.filter((op) => op.kind === "edit").map((op) => entryOf(op)),
       edit_operations: successfulEdits.length,
       decisions: bySeq([...decisions.values()]).map((d) => d.entry).filter((d) => inScope(d.fact)),
       verification,
@@ -1156,6 +1159,7 @@ export const pageExplanation = (model: ExplanationModel, offset: number): Explan
     model.turns.length,
     model.actions.length,
     model.changes.length,
+    model.edits.length,
     model.decisions.length,
     model.verification.length,
     model.token_breakdowns.length,
@@ -1174,6 +1178,7 @@ export const pageExplanation = (model: ExplanationModel, offset: number): Explan
       turns: s(model.turns),
       actions: s(model.actions),
       changes: s(model.changes),
+      edits: s(model.edits),
       decisions: s(model.decisions),
       verification: s(model.verification),
       token_breakdowns: s(model.token_breakdowns),
