@@ -756,6 +756,10 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
     if (failure !== undefined) reqStr(e, "message")
     const u = optObj(e, "usage")
     setStatus(status)
+    const lastTurn = turns[turns.length - 1]
+    if (lastTurn !== undefined && lastTurn.entry.status === "in progress") {
+      turns[turns.length - 1] = { seq: lastTurn.seq, entry: { ...lastTurn.entry, status } }
+    }
     sessionUsage = addUsage(sessionUsage, u)
     if (currentTask !== undefined) {
       const t = taskState(currentTask)

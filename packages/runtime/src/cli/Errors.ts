@@ -149,7 +149,17 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
     // The message already says what to do (move the file aside or restore it).
     CorruptFile: (e) => rendered(ExitCode.integrity, e.message),
     CommandFailed: (e) => rendered(ExitCode.failure, e.detail, e.hint),
-    PlatformError: (e) => rendered(ExitCode.failure, e.message, "check that the input and output streams are open")
+    PlatformError: (e) => rendered(ExitCode.failure, e.message, "check that the input and output streams are open"),
+    UsageError: (e) => rendered(ExitCode.usage, e.detail, e.hint),
+    EvidenceUnavailable: (e) =>
+      rendered(
+        ExitCode.notFound,
+        e.message,
+        `links from an older explanation expire when the log changes; run \`logbook explain ${e.session}\` again for current ones`
+      ),
+    EvidenceForeignSession: (e) =>
+      rendered(ExitCode.failure, e.message, "pass the session the evidence link names (logbook-evidence:<session>:…)"),
+    InvalidEvidencePage: (e) => rendered(ExitCode.usage, e.message, "use 0 or the next offset a previous page printed")
   })
 )
 
