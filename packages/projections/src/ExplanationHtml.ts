@@ -73,8 +73,8 @@ const timelineSvg = (model: ExplanationModel): string => {
   const times = ops.map((o) => (o.timestamp === null ? Number.NaN : Date.parse(o.timestamp)))
   const byTime = ops.length > 1 && times.every((t) => Number.isFinite(t)) && new Set(times).size > 1
   const xs = byTime ? times : ops.map((o) => o.evidence.offset)
-  const min = Math.min(...xs, 0)
-  const max = Math.max(...xs, 1)
+  const min = xs.length === 0 ? 0 : Math.min(...xs)
+  const max = xs.length === 0 ? 1 : Math.max(...xs)
   const left = 170
   const width = 1000
   const laneHeight = 34
@@ -82,7 +82,7 @@ const timelineSvg = (model: ExplanationModel): string => {
   const x = (v: number) => left + (max === min ? 0 : ((v - min) / (max - min)) * (width - left - 20))
   const parts: Array<string> = []
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Recorded execution timeline" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">`
+    `<svg xmlns="http://www.w3.org/2000/svg" role="img" aria-label="Recorded execution timeline" width="100%" height="${height}" preserveAspectRatio="xMinYMin meet" viewBox="0 0 ${width} ${height}">`
   )
   lanes.forEach((lane, i) => {
     const y = 20 + i * laneHeight
