@@ -14,6 +14,7 @@ import { makeTempRoot } from "./lib/fixtures.ts"
 import type { Outcome } from "./lib/measure.ts"
 import { note } from "./lib/measure.ts"
 import { runP1 } from "./p1-append.ts"
+import { runP10 } from "./p10-explain.ts"
 import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
@@ -35,7 +36,8 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P2", runP2],
   ["P4", runP4],
   ["P5", runP5],
-  ["P3", runP3]
+  ["P3", runP3],
+  ["P10", runP10]
 ]
 
 const root = makeTempRoot()

@@ -15,7 +15,7 @@
  */
 import { Result } from "effect"
 import { isJsonObject } from "./internal/jsonText.ts"
-import { publicIdentity, publicPath, publicText, RATIONALE_LIMIT } from "./Redaction.ts"
+import { LABEL_LIMIT, publicIdentity, publicPath, publicText, RATIONALE_LIMIT } from "./Redaction.ts"
 import { isKnownEventType } from "./ThreadEvent.ts"
 
 /** A JSON object as parsed. */
@@ -333,6 +333,7 @@ interface Operation {
   readonly kind: OperationKind
   readonly itemId: string
   where: Where
+  rawLabel: string
   label: string
   activity: "inspection" | "verification" | "mutation" | undefined
   /** in progress | completed | failed | denied | cancelled */
@@ -435,12 +436,23 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
   const breakdowns: Array<{ seq: number; entry: TokenBreakdownEntry }> = []
   const agents = new Map<string, AgentNode>()
 
+  // Item ids repeat across an item's records; their redacted form is computed once (bounded cache).
+  const identities = new Map<string, string>()
+  const shownIdentity = (id: string): string => {
+    const known = identities.get(id)
+    if (known !== undefined) return known
+    if (identities.size >= 4096) identities.clear()
+    const shown = publicIdentity(id)
+    identities.set(id, shown)
+    return shown
+  }
+
   const evidence = (r: ExplanationRecord, itemId: string | null): EvidenceRef => ({
     session_id: sessionId,
     offset: r.offset,
     length: r.length,
     digest: r.digest(),
-    item_id: itemId === null ? null : publicIdentity(itemId)
+    item_id: itemId === null ? null : shownIdentity(itemId)
   })
 
   const taskState = (task: string): TaskState => {
@@ -507,16 +519,22 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
     kind: OperationKind,
     where: Where,
     id: string,
-    label: string,
-    activity: Operation["activity"]
+    rawLabel: string,
+    activity: Operation["activity"],
+    shown: (raw: string) => string = publicText
   ): Operation => {
     const key = identity(where, id)
     const known = operations.get(key)
     if (known !== undefined) {
       if (activity !== undefined) known.activity = activity
-      if (label.length > 0) known.label = label
+      // Labels are redacted only when they change (started/completed records repeat them).
+      if (rawLabel.length > 0 && rawLabel !== known.rawLabel) {
+        known.rawLabel = rawLabel
+        known.label = shown(rawLabel)
+      }
       return known
     }
+    const label = rawLabel.length > 0 ? shown(rawLabel) : rawLabel
     const ev = evidence(r, id)
     const op: Operation = {
       key,
@@ -524,6 +542,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
       kind,
       itemId: id,
       where,
+      rawLabel,
       label,
       activity,
       status: "in progress",
@@ -629,7 +648,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const status = oneOf(item, "status", EXEC_STATUS)
         const exit = optInt(item, "exit_code")
         const ctx = contextOf(item, false)
-        const op = operation(r, "command", whereOf(ctx), id, publicText(command), ctx?.activity)
+        const op = operation(r, "command", whereOf(ctx), id, command, ctx?.activity)
         settle(op, r, completed, execStatus(status), `${status}:${exit ?? ""}`, exit)
         return
       }
@@ -638,7 +657,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const status = oneOf(item, "status", EXEC_STATUS)
         const outcome = optOneOf(item, "outcome", TOOL_OUTCOMES)
         const ctx = contextOf(item, false)
-        const op = operation(r, "tool", whereOf(ctx), id, publicText(name), ctx?.activity)
+        const op = operation(r, "tool", whereOf(ctx), id, name, ctx?.activity)
         settle(op, r, completed, toolStatus(status, outcome), `${status}:${outcome ?? ""}`, undefined)
         return
       }
@@ -691,8 +710,16 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const diff = optStr(item, "unified_diff")
         const incomplete = item.diff_incomplete === true
         const ctx = contextOf(item, false)
-        const label = paths.length === 0 ? "(no paths)" : paths.map((p) => publicPath(p)).join(", ")
-        const op = operation(r, "edit", whereOf(ctx), id, publicText(label), ctx?.activity)
+        const label = paths.length === 0 ? "(no paths)" : paths.join("\u0000")
+        const op = operation(
+          r,
+          "edit",
+          whereOf(ctx),
+          id,
+          label,
+          ctx?.activity,
+          (raw) => publicText(raw.split("\u0000").map((p) => publicPath(p)).join(", "), LABEL_LIMIT)
+        )
         // A file_change carries a terminal status on every record; only item.completed settles it.
         const before = op.terminal
         settle(op, r, completed, completed ? status : "in progress", `${status}:${diff?.length ?? ""}`, undefined)
@@ -707,7 +734,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const name = reqStr(item, "tool_name")
         const status = optOneOf(item, "status", ["started", "completed", "failed"] as const)
         const ctx = contextOf(item, false)
-        const op = operation(r, "mcp", whereOf(ctx), id, publicText(`mcp ${name}`), ctx?.activity)
+        const op = operation(r, "mcp", whereOf(ctx), id, `mcp ${name}`, ctx?.activity)
         const s = status === "failed" ? "failed" : status === "completed" ? "completed" : "in progress"
         settle(op, r, completed, s, s, undefined)
         return
@@ -715,7 +742,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
       case "web_search": {
         const query = reqStr(item, "query")
         const ctx = contextOf(item, false)
-        const op = operation(r, "web_search", whereOf(ctx), id, publicText(`search: ${query}`), ctx?.activity)
+        const op = operation(r, "web_search", whereOf(ctx), id, `search: ${query}`, ctx?.activity)
         settle(op, r, completed, completed ? "completed" : "in progress", "done", undefined)
         return
       }
@@ -726,8 +753,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         if (event !== "delegated_agent_status") return
         const status = optStr(item, "status") ?? "unknown"
         const child = optStr(item, "task_id") ?? optStr(item, "session_id") ?? id
-        const label = publicText(`delegated agent ${child}`)
-        const op = operation(r, "delegation", where, id, label, ctx?.activity)
+        const op = operation(r, "delegation", where, id, `delegated agent ${child}`, ctx?.activity)
         const lower = status.toLowerCase()
         const s = lower.includes("fail") || lower.includes("error")
           ? "failed"

@@ -108,9 +108,10 @@ export const makeExplainer = Effect.fn("Explanation.makeExplainer")(function*(se
           if (isBlank(line.bytes)) continue
           const record = explanationRecordOf(line)
           p.fold.add(record)
-          p.last = { offset: line.offset, digest: record.digest() }
+          lastLine = { offset: line.offset, record }
         }
       }
+      let lastLine: { readonly offset: number; readonly record: ExplanationRecord } | undefined
       yield* fs.stream(paths.events, { start: p.offset, end }).pipe(
         Stream.runForEach((chunk) =>
           Effect.sync(() => {
@@ -120,6 +121,9 @@ export const makeExplainer = Effect.fn("Explanation.makeExplainer")(function*(se
         )
       )
       // The unterminated remainder (if any) stays unread until its newline arrives.
+      // Only the last consumed line's digest is kept, to notice a rewrite next time.
+      const lastConsumed: { readonly offset: number; readonly record: ExplanationRecord } | undefined = lastLine
+      if (lastConsumed !== undefined) p.last = { offset: lastConsumed.offset, digest: lastConsumed.record.digest() }
     })
 
   const stillPrefix = (p: Progress, size: number) =>
