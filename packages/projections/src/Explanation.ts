@@ -18,7 +18,7 @@ import type { RawLine, StoreIoError } from "@logbook/store"
 import { makeLineSplitter, SessionFs } from "@logbook/store"
 import { Effect, Option, Result, Semaphore, Stream } from "effect"
 import type { Hash } from "node:crypto"
-import { createHash } from "node:crypto"
+import { createHash, hash } from "node:crypto"
 import { inspectSession } from "./Inspection.ts"
 import type { SessionNotFound } from "./SessionLookup.ts"
 import { findSession } from "./SessionLookup.ts"
@@ -47,7 +47,7 @@ const isBlank = (bytes: Uint8Array): boolean => {
 }
 
 /** SHA-256 (hex) of bytes. */
-export const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
+export const sha256Hex = (bytes: Uint8Array): string => hash("sha256", bytes, "hex")
 
 /** The record the domain fold takes for one raw line (its digest computed only if asked for). */
 export const explanationRecordOf = (line: RawLine): ExplanationRecord => {
@@ -103,7 +103,6 @@ export const makeExplainer = Effect.fn("Explanation.makeExplainer")(function*(se
       const splitter = makeLineSplitter(p.offset)
       const consume = (lines: ReadonlyArray<RawLine>) => {
         for (const line of lines) {
-          p.hash.update(line.bytes)
           p.offset = line.offset + line.bytes.length
           if (isBlank(line.bytes)) continue
           const record = explanationRecordOf(line)
@@ -112,10 +111,22 @@ export const makeExplainer = Effect.fn("Explanation.makeExplainer")(function*(se
         }
       }
       let lastLine: { readonly offset: number; readonly record: ExplanationRecord } | undefined
+      let pending: Array<Uint8Array> = []
       yield* fs.stream(paths.events, { start: p.offset, end }).pipe(
         Stream.runForEach((chunk) =>
           Effect.sync(() => {
             bytesRead += chunk.length
+            // The running hash takes whole chunks up to their last newline (one call per chunk, not
+            // per line); bytes after it wait until a later newline completes their line.
+            const nl = chunk.lastIndexOf(10)
+            if (nl !== -1) {
+              for (const part of pending) p.hash.update(part)
+              pending = []
+              p.hash.update(chunk.subarray(0, nl + 1))
+              if (nl + 1 < chunk.length) pending.push(chunk.slice(nl + 1))
+            } else {
+              pending.push(chunk.slice())
+            }
             consume(splitter.push(chunk))
           })
         )
