@@ -1,5 +1,5 @@
 /**
- * The HTML report of an explanation (docs/explain.md#html-report): one self-contained document
+ * The HTML report of an explanation (docs/explain.md#the-html-report): one self-contained document
  * that a person can open from disk or attach to a review. No script, no external resource, a
  * Content-Security-Policy that forbids both (`default-src 'none'; style-src 'unsafe-inline';
  * img-src data:`), and every recorded string HTML-escaped. It shows the goals, changes, the turn

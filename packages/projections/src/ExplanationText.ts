@@ -1,5 +1,5 @@
 /**
- * Text renderings of an explanation model (docs/explain.md#output): a Markdown summary of at
+ * Text renderings of an explanation model (docs/explain.md#what-an-explanation-contains): a Markdown summary of at
  * most 20 lines in five sections (Goal, Changes, Decisions, Verification, Review first), the
  * details with every list, and a plain diagram hard-wrapped to a width. Every recorded string
  * in the model was already redacted and bounded by the reducer; the summary also escapes
