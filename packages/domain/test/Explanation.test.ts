@@ -206,6 +206,30 @@ describe("Explanation", () => {
     assert.isTrue(m.review_priorities.some((r) => r.reason === "Public API" && r.fact.path === "src/api.ts"))
   })
 
+  it("flags large diffs and repeated failures as medium review signals", () => {
+    const t = { task: "t" }
+    const big = unifiedDiff("src/big.ts", 1, Array.from({ length: 200 }, (_, i) => `line ${i}`))
+    const m = explain([
+      items.turn("t", "g"),
+      items.fileChange("completed", "e1", ["src/big.ts"], "completed", big, t),
+      items.command("completed", "c1", "make", "failed", 2, t),
+      items.command("completed", "c2", "make", "failed", 2, t)
+    ])
+    const reasons = m.review_priorities.map((r) => r.reason)
+    assert.include(reasons, "Large diff (≥ 200 changed lines)")
+    assert.include(reasons, "Repeated recorded failures")
+    assert.include(reasons, "No passing verification after the last mutation")
+    assert.isTrue(m.review_priorities.every((r) => r.priority === "medium"))
+    // One failure is not a pattern; a small diff is not large.
+    const small = explain([
+      items.turn("t", "g"),
+      items.fileChange("completed", "e1", ["src/big.ts"], "completed", unifiedDiff("src/big.ts", 1, ["x"]), t),
+      items.command("completed", "c1", "make", "failed", 2, t)
+    ])
+    assert.notInclude(small.review_priorities.map((r) => r.reason), "Repeated recorded failures")
+    assert.notInclude(small.review_priorities.map((r) => r.reason), "Large diff (≥ 200 changed lines)")
+  })
+
   it("explains importer-shaped sessions without contexts, counting them as legacy", () => {
     const m = explain([
       { type: "thread.started", thread_id: "th" },

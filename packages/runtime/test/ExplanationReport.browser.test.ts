@@ -108,7 +108,11 @@ const SECTIONS = [
   "completeness"
 ]
 
+const skipNote = `HTML report browser test skipped: no Chromium at ${executable}. ` +
+  "Install Debian's chromium (apt-get install chromium) or set LOGBOOK_CHROMIUM=/path/to/chromium; under CI=true it is required."
+
 if (!available && !required) {
+  console.warn(skipNote)
   describe.skip(`HTML report in Chromium (skipped: no browser at ${executable}; set LOGBOOK_CHROMIUM=/path/to/chromium or install Debian's chromium)`, () => {
     it("renders", () => undefined)
   })

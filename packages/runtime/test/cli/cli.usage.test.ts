@@ -30,7 +30,9 @@ const COMMANDS: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly n
   { path: ["retention", "run"], needles: ["--max-sessions", "--max-age-days", "--preserve", "--dry-run"] },
   { path: ["retention", "sweep"], needles: ["--max-age-days", "abandoned"] },
   { path: ["retention", "pin"], needles: ["--reason", "<session>"] },
-  { path: ["retention", "unpin"], needles: ["<session>"] }
+  { path: ["retention", "unpin"], needles: ["<session>"] },
+  { path: ["explain"], needles: ["--scope", "--details", "--diagram", "--width", "--json", "--html", "--open"] },
+  { path: ["evidence"], needles: ["<offset>", "<digest>", "--page-offset", "--limit"] }
 ]
 
 const helpOf = (path: ReadonlyArray<string>) =>
