@@ -46,7 +46,9 @@ export const explainCommand = Command.make(
     ),
     json: jsonFlag,
     html: Flag.String("html").pipe(
-      Flag.withDescription("Write a self-contained HTML report (no script, no network) to this file"),
+      Flag.withDescription(
+        "Write a self-contained HTML report (no script, no network) to this file (relative to the current directory)"
+      ),
       Flag.optional
     ),
     open: Flag.Boolean("open").pipe(
@@ -71,7 +73,8 @@ export const explainCommand = Command.make(
     if (details) return yield* writeOut(renderDetails(model))
     if (diagram) return yield* writeOut(renderDiagram(model, width))
     if (Option.isSome(html)) {
-      const file = resolve(where.workspace, html.value)
+      // Relative to the current directory, like any output path a user types.
+      const file = resolve(html.value)
       const fs = yield* SessionFs
       yield* fs.writeAtomic(file, renderHtml(model))
       yield* note(`wrote the HTML report of ${session} to ${file}`)

@@ -59,8 +59,8 @@ describe("logbook explain", () => {
   it.effect("writes a self-contained HTML report and prints its URL with --open", () =>
     Effect.gen(function*() {
       const ws = yield* demo
-      const out = yield* run(ws, ["explain", "demo", "--html", "report.html", "--open"])
       const file = path.join(ws, "report.html")
+      const out = yield* run(ws, ["explain", "demo", "--html", file, "--open"])
       assert.strictEqual(out.trim(), `file://${file}`)
       const html = fs.readFileSync(file, "utf8")
       assert.include(html, "Content-Security-Policy")
