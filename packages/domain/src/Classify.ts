@@ -6,7 +6,7 @@
  * lifecycle record can never open, close or fake a turn (docs/log.md#classification).
  */
 import { Result } from "effect"
-import { decodeUtf8, isJsonObject, parseJsonOrUndefined, trimWhitespace } from "./internal/jsonText.ts"
+import { decodeUtf8, exactJsonValue, isJsonObject, parseJsonOrUndefined, trimWhitespace } from "./internal/jsonText.ts"
 import type { LifecycleKind } from "./LifecycleKind.ts"
 import { lifecycleKindOf } from "./LifecycleKind.ts"
 import type { VersionedThreadEvent } from "./ThreadEvent.ts"
@@ -53,7 +53,8 @@ export const classifyLine = (line: Uint8Array | string): LineClass => {
   // The reference re-checks the raw shape of `usage`: a lenient decoder must not let an array
   // or null stand in for the usage object of a turn boundary.
   if (lifecycle === "turn_completed" && !isJsonObject(event.usage)) return SKIP
-  const decoded = decodeEnvelope(value)
+  // Full decoding sees u64 literals beyond u64's maximum as such (rejected), like `decodeLineText`.
+  const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
   return Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP
 }
 

@@ -12,35 +12,51 @@
  * builders together. Nested objects are always rebuilt (never passed through), so extra keys
  * or another key order on the input cannot leak into the bytes. The encoder trusts its input
  * to be a valid `ThreadEvent` (typed construction or a decode): it does not re-validate.
- * Untrusted values must go through `decodeEvent` first.
+ * Untrusted values must go through `decodeEvent` first. One exception: a u64 count beyond
+ * 2^53 − 1 (which a decode accepts, as VT Code does) cannot be written exactly, so the encoder
+ * throws a `RangeError` naming the field instead of writing a different number; the log turns
+ * that into `InvalidEvent`, and {@link encodeEventForDisplay} writes the nearest value.
  */
+import { Result, Schema } from "effect"
 import type { MatrixAttempt, MatrixCommandEvidence, MatrixTaskState } from "./MatrixSnapshot.ts"
 import type { MatrixResources, MatrixTaskSpec } from "./MatrixSpec.ts"
 import type { ExecutionContext, MatrixUpdatedEvent, ThreadEvent, TokenBreakdown, Usage } from "./ThreadEvent.ts"
-import { EVENT_SCHEMA_VERSION } from "./ThreadEvent.ts"
+import { EVENT_SCHEMA_VERSION, ThreadEvent as ThreadEventSchema } from "./ThreadEvent.ts"
 import type { ItemContext, ThreadItem } from "./ThreadItem.ts"
+
+/**
+ * A u64 field, written only when `JSON.stringify` writes it exactly: a count read beyond
+ * 2^53 − 1 is only the nearest double of what the log held, so writing it would change it.
+ */
+const count = (n: number, field: string): number => {
+  if (Number.isSafeInteger(n)) return n
+  throw new RangeError(`${field} is ${n}: counts beyond 2^53 - 1 (9007199254740991) cannot be written exactly`)
+}
+
+const optCount = (n: number | undefined, field: string): number | undefined =>
+  n === undefined ? undefined : count(n, field)
 
 // Optional opaque JSON: `null` is dropped like absence (see `omittedWhenAbsent`).
 const optJson = (value: unknown): unknown => value === null ? undefined : value
 
 const usageObject = (u: Usage) => ({
-  input_tokens: u.input_tokens,
-  cached_input_tokens: u.cached_input_tokens,
-  cache_creation_tokens: u.cache_creation_tokens,
-  output_tokens: u.output_tokens
+  input_tokens: count(u.input_tokens, "input_tokens"),
+  cached_input_tokens: count(u.cached_input_tokens, "cached_input_tokens"),
+  cache_creation_tokens: count(u.cache_creation_tokens, "cache_creation_tokens"),
+  output_tokens: count(u.output_tokens, "output_tokens")
 })
 
 const optUsage = (u: Usage | undefined) => u === undefined ? undefined : usageObject(u)
 
 const tokenBreakdownObject = (t: TokenBreakdown) => ({
-  system_prompt_tokens: t.system_prompt_tokens,
-  tool_schema_tokens: t.tool_schema_tokens,
-  instruction_file_tokens: t.instruction_file_tokens,
-  message_history_tokens: t.message_history_tokens,
-  cache_read_tokens: t.cache_read_tokens,
-  cache_write_tokens: t.cache_write_tokens,
-  cache_miss_tokens: t.cache_miss_tokens,
-  subagent_bootstrap_tokens: t.subagent_bootstrap_tokens
+  system_prompt_tokens: count(t.system_prompt_tokens, "system_prompt_tokens"),
+  tool_schema_tokens: count(t.tool_schema_tokens, "tool_schema_tokens"),
+  instruction_file_tokens: count(t.instruction_file_tokens, "instruction_file_tokens"),
+  message_history_tokens: count(t.message_history_tokens, "message_history_tokens"),
+  cache_read_tokens: count(t.cache_read_tokens, "cache_read_tokens"),
+  cache_write_tokens: count(t.cache_write_tokens, "cache_write_tokens"),
+  cache_miss_tokens: count(t.cache_miss_tokens, "cache_miss_tokens"),
+  subagent_bootstrap_tokens: optCount(t.subagent_bootstrap_tokens, "subagent_bootstrap_tokens")
 })
 
 const executionContextObject = (c: ExecutionContext) => ({
@@ -124,8 +140,8 @@ const itemObject = (item: ThreadItem): object => {
         changes: item.changes.map((change) => ({ path: change.path, kind: change.kind })),
         status: item.status,
         unified_diff: item.unified_diff,
-        additions: item.additions,
-        deletions: item.deletions
+        additions: optCount(item.additions, "additions"),
+        deletions: optCount(item.deletions, "deletions")
       }
     case "mcp_tool_call":
       return {
@@ -158,7 +174,7 @@ const itemObject = (item: ThreadItem): object => {
         exit_code: item.exit_code,
         attempt: item.attempt,
         error_category: item.error_category,
-        duration_ms: item.duration_ms,
+        duration_ms: optCount(item.duration_ms, "duration_ms"),
         task_id: item.task_id,
         session_id: item.session_id,
         exec_session_id: item.exec_session_id,
@@ -257,7 +273,7 @@ const eventObject = (event: ThreadEvent): object => {
         stop_reason: event.stop_reason,
         usage: usageObject(event.usage),
         total_cost_usd: event.total_cost_usd,
-        num_turns: event.num_turns
+        num_turns: count(event.num_turns, "num_turns")
       }
     case "thread.compact_boundary":
       return {
@@ -265,8 +281,8 @@ const eventObject = (event: ThreadEvent): object => {
         thread_id: event.thread_id,
         trigger: event.trigger,
         mode: event.mode,
-        original_message_count: event.original_message_count,
-        compacted_message_count: event.compacted_message_count,
+        original_message_count: count(event.original_message_count, "original_message_count"),
+        compacted_message_count: count(event.compacted_message_count, "compacted_message_count"),
         history_artifact_path: event.history_artifact_path,
         previous_segment_id: event.previous_segment_id,
         new_segment_id: event.new_segment_id,
@@ -313,10 +329,10 @@ const eventObject = (event: ThreadEvent): object => {
         completed_at: event.completed_at,
         message: event.message,
         last_tool: event.last_tool,
-        blocked_streak: event.blocked_streak,
-        blocked_total: event.blocked_total,
-        consecutive_cap: event.consecutive_cap,
-        total_cap: event.total_cap,
+        blocked_streak: count(event.blocked_streak, "blocked_streak"),
+        blocked_total: count(event.blocked_total, "blocked_total"),
+        consecutive_cap: count(event.consecutive_cap, "consecutive_cap"),
+        total_cap: count(event.total_cap, "total_cap"),
         recovery_active: event.recovery_active,
         usage: optUsage(event.usage)
       }
@@ -327,7 +343,12 @@ const eventObject = (event: ThreadEvent): object => {
     case "permission.requested":
       return { type: event.type, tool_name: event.tool_name }
     case "permission.resolved":
-      return { type: event.type, tool_name: event.tool_name, decision: event.decision, wait_ms: event.wait_ms }
+      return {
+        type: event.type,
+        tool_name: event.tool_name,
+        decision: event.decision,
+        wait_ms: count(event.wait_ms, "wait_ms")
+      }
     case "interjected":
       return {
         type: event.type,
@@ -368,6 +389,22 @@ const eventObject = (event: ThreadEvent): object => {
  * is written back with its original `type` and preserved fields.
  */
 export const encodeEvent = (event: ThreadEvent): string => JSON.stringify(eventObject(event))
+
+const encodeBySchema = Schema.encodeUnknownResult(ThreadEventSchema)
+
+/**
+ * {@link encodeEvent} for showing an event that was read from a log: when a count is beyond
+ * 2^53 − 1 (a VT Code log may hold up to u64's maximum), the event is written anyway with the
+ * nearest double of each such count, which is all JavaScript holds after parsing it. Never throws.
+ *
+ * **Gotchas**: not for appending; the output then differs from the line in the file.
+ */
+export const encodeEventForDisplay = (event: ThreadEvent): string => {
+  const exact = Result.try(() => encodeEvent(event))
+  if (Result.isSuccess(exact)) return exact.success
+  const encoded = encodeBySchema(event)
+  return JSON.stringify(Result.isSuccess(encoded) ? encoded.success : event)
+}
 
 /**
  * The canonical envelope line for `event` with the current {@link EVENT_SCHEMA_VERSION},

@@ -1,6 +1,10 @@
 /**
- * Public entry point of @logbook/domain: re-exports only.
+ * Public entry point of @logbook/domain: re-exports only. The pure core, no I/O: the ThreadEvent
+ * contract as Schemas with its canonical encoder, the line classifier, the one meaning of a log
+ * (`LogScan`, `TurnIndex`: which metadata to trust, the turn base after a rewrite, where turn n
+ * is) and every state machine as a reducer. `store` and `projections` only run these over bytes.
  */
+export * from "./AuditPack.ts"
 export * from "./CapEviction.ts"
 export * from "./Classify.ts"
 export * from "./Encode.ts"

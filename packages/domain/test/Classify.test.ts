@@ -197,4 +197,16 @@ describe("classifyLine", () => {
     },
     { arbitrary: { runs: 200 } }
   )
+
+  it("counts a turn boundary whose token counts are beyond 2^53, up to u64's maximum, and skips one above it", () => {
+    const completed = (tokens: string) =>
+      `{"schema_version":"0.18.0","event":{"type":"turn.completed","usage":{"input_tokens":${tokens},` +
+      `"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":0}}}`
+    for (const tokens of ["9007199254740993", "18446744073709551615", "1e3", "1.0"]) {
+      assert.deepStrictEqual(classify(completed(tokens)), counted("turn.completed"), tokens)
+    }
+    for (const tokens of ["18446744073709551616", "18446744073709551617", "1.8446744073709551616e19", "-1", "0.5"]) {
+      assert.deepStrictEqual(classify(completed(tokens)), SKIP, tokens)
+    }
+  })
 })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
-import { encodeEvent, encodeLine } from "../src/Encode.ts"
+import { encodeEvent, encodeEventForDisplay, encodeLine } from "../src/Encode.ts"
 import { decodeLineText, EVENT_SCHEMA_VERSION, ThreadEvent, VersionedThreadEvent } from "../src/ThreadEvent.ts"
 
 /** The reference form the fast encoder must match: the Schema's canonical encoding, stringified. */
@@ -73,5 +73,39 @@ describe("Encode", () => {
         + `"usage":{"input_tokens":1,"cached_input_tokens":2,"cache_creation_tokens":3,"output_tokens":4}}`
     )
     assert.strictEqual(encodeEvent({ type: "turn.failed", message: "m" }), `{"type":"turn.failed","message":"m"}`)
+  })
+
+  it("refuses to write a count it cannot write exactly (beyond 2^53 - 1), naming the field", () => {
+    const usage = { input_tokens: 2 ** 53, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 0 }
+    assert.throws(() => encodeLine({ type: "turn.completed", usage }), /input_tokens is 9007199254740992/)
+    assert.throws(
+      () => encodeLine({ type: "permission.resolved", tool_name: "t", decision: "allow", wait_ms: 2 ** 64 }),
+      /wait_ms is 18446744073709552000/
+    )
+    assert.throws(
+      () =>
+        encodeEvent({
+          type: "item.completed",
+          item: { id: "h", type: "harness", event: "planning_started", duration_ms: 1e300 }
+        }),
+      /duration_ms/
+    )
+    const exact = { ...usage, input_tokens: 2 ** 53 - 1 }
+    assert.include(encodeLine({ type: "turn.completed", usage: exact }), `"input_tokens":9007199254740991,`)
+  })
+
+  it("shows an event read with a count beyond 2^53 - 1 with the nearest value, in canonical key order", () => {
+    const decoded = decodeLineText(
+      `{"schema_version":"0.18.0","event":{"type":"turn.completed","usage":{"output_tokens":2,` +
+        `"input_tokens":18446744073709551615,"cached_input_tokens":0,"cache_creation_tokens":0}}}`
+    )
+    if (Result.isFailure(decoded)) return assert.fail(decoded.failure.message)
+    assert.strictEqual(
+      encodeEventForDisplay(decoded.success.event),
+      `{"type":"turn.completed","usage":{"input_tokens":18446744073709552000,"cached_input_tokens":0,` +
+        `"cache_creation_tokens":0,"output_tokens":2}}`
+    )
+    const plain: ThreadEvent = { type: "turn.started" }
+    assert.strictEqual(encodeEventForDisplay(plain), encodeEvent(plain))
   })
 })

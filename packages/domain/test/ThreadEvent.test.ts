@@ -375,4 +375,68 @@ describe("ThreadEvent", () => {
       ])
     })
   })
+
+  describe("u64 counts", () => {
+    const U64_MAX = 18446744073709551615n
+    /** A turn.completed line whose input_tokens is the literal `tokens`, exactly as written. */
+    const completedWith = (tokens: string): string =>
+      `{"schema_version":"0.18.0","event":{"type":"turn.completed","usage":{"input_tokens":${tokens},` +
+      `"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":1}}}`
+    const inputTokens = (line: string): number => {
+      const event = ok(decodeLineText(line)).event
+      return event.type === "turn.completed" ? event.usage.input_tokens : assert.fail(event.type)
+    }
+
+    it("accepts counts beyond 2^53 up to u64's maximum, as the nearest double", () => {
+      assert.strictEqual(inputTokens(completedWith("9007199254740993")), 9007199254740992)
+      assert.strictEqual(inputTokens(completedWith("18446744073709551615")), 2 ** 64)
+      assert.strictEqual(inputTokens(completedWith("18446744073709550593")), 2 ** 64)
+    })
+
+    it("accepts 1.0 and 1e3 as integral counts (JSON.parse cannot tell them from 1 and 1000)", () => {
+      assert.strictEqual(inputTokens(completedWith("1.0")), 1)
+      assert.strictEqual(inputTokens(completedWith("1e3")), 1000)
+      assert.strictEqual(inputTokens(completedWith("1.8446744073709551615e19")), 2 ** 64)
+    })
+
+    it("rejects counts above u64's maximum, also those that parse to the same double, naming the field", () => {
+      for (
+        const tokens of [
+          "18446744073709551616",
+          "18446744073709553664",
+          "18446744073709551615.5",
+          "1.8446744073709551616e19",
+          "184467440737095516.16e2",
+          "18446744073709551616000e-3",
+          "18446744073709555712",
+          "1e20",
+          "-1",
+          "1.5"
+        ]
+      ) {
+        const message = failureMessage(decodeLineText(completedWith(tokens)))
+        assert.include(message, `["event"]["usage"]["input_tokens"]`, tokens)
+      }
+    })
+
+    it.prop(
+      "decodes an integer literal exactly when it is at most u64's maximum",
+      [Schema.BigInt.check(Schema.isBetweenBigInt({ minimum: U64_MAX - 5000n, maximum: U64_MAX + 5000n }))],
+      ([n]) => {
+        const decoded = decodeLineText(completedWith(n.toString()))
+        assert.strictEqual(Result.isSuccess(decoded), n <= U64_MAX, n.toString())
+      },
+      { arbitrary: { runs: 300 } }
+    )
+
+    it("keeps a number field that is not a u64 valid when its literal is above u64's maximum", () => {
+      const line = `{"schema_version":"0.18.0","event":{"type":"thread.completed","thread_id":"t","session_id":"s",` +
+        `"subtype":"success","outcome_code":"completed","usage":{"input_tokens":18446744073709551615,` +
+        `"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":0},` +
+        `"total_cost_usd":18446744073709551616,"num_turns":1}}`
+      const event = ok(decodeLineText(line)).event
+      assert.strictEqual(event.type === "thread.completed" ? event.usage.input_tokens : 0, 2 ** 64)
+      assert.isAtLeast(event.type === "thread.completed" ? (event.total_cost_usd ?? 0) : 0, 2 ** 64)
+    })
+  })
 })

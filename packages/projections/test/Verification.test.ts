@@ -259,6 +259,39 @@ describe("Verify", () => {
       assert.strictEqual(report.inspection.effectiveEntries[0]?.turn_number, published.retained_turn_base)
     }).pipe(Effect.provide(nodeLayer())))
 
+  it.effect("a VT Code log with token counts beyond 2^53 inspects, opens and verifies alike", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const paths = pathsOf(root, "vt")
+      fs.mkdirSync(paths.dir, { recursive: true })
+      const completedWith = (tokens: string) =>
+        `{"schema_version":"0.18.0","event":{"type":"turn.completed","usage":{"input_tokens":${tokens},` +
+        `"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":0}}}\n`
+      const lines = [
+        line(ev.turnStarted()),
+        completedWith("9007199254740993"),
+        line(ev.turnStarted()),
+        completedWith("18446744073709551615"),
+        line(ev.turnStarted()),
+        completedWith("18446744073709551616")
+      ]
+      fs.writeFileSync(paths.events, lines.join(""))
+      const inspection = yield* inspectSession(root, "vt")
+      const reopened = yield* Effect.scoped(Effect.gen(function*() {
+        const log = yield* openLog(root, "vt")
+        return { manifest: yield* log.manifest, entries: yield* log.turnIndex }
+      }))
+      const m = inspection.effectiveManifest
+      const r = reopened.manifest
+      assert.deepStrictEqual([m.turn_count, m.event_count, m.in_turn], [2, 5, true])
+      assert.deepStrictEqual([r.turn_count, r.event_count, r.in_turn], [2, 5, true])
+      assert.deepStrictEqual(inspection.effectiveEntries, reopened.entries)
+      const report = yield* verifySession(root, "vt")
+      assert.deepStrictEqual(kinds(report.findings), ["malformed-lines"])
+      assert.deepStrictEqual(report.scan.malformed.map((p) => p.offset), [lines.slice(0, 5).join("").length])
+      assert.strictEqual(report.scan.undecodableCount, 0, "the counts within u64 decode")
+    }).pipe(Effect.provide(nodeLayer())))
+
   it.effect("disk usage counts the regular files of the session tree", () =>
     Effect.gen(function*() {
       const { root } = yield* testRoot

@@ -1,7 +1,7 @@
 /**
  * The `logbook` command tree and how one invocation runs: parse with `effect/cli`, run the
  * command over the Node store services, and turn any failure into one message on stderr and an
- * exit code (0 ok, 1 failure, 2 usage, 3 not found, 4 evicted, 5 integrity problem).
+ * exit code (0 ok, 1 failure, 2 usage, 3 not found, 4 evicted turn or invalid audit pack, 5 integrity problem).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
@@ -13,6 +13,8 @@ import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { evidenceCommand, explainCommand } from "./cli/Explain.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
+import { migrateCommand } from "./cli/Migrate.ts"
+import { packCommand } from "./cli/Pack.ts"
 import { retentionCommand } from "./cli/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
 import { sessionsCommand } from "./cli/Sessions.ts"
@@ -34,6 +36,8 @@ export const logbookCli = rootCommand.pipe(
     matrixCommand,
     goalCommand,
     progressCommand,
+    packCommand,
+    migrateCommand,
     explainCommand,
     evidenceCommand
   ])

@@ -1,5 +1,7 @@
 /**
- * Public entry point of @logbook/runtime: re-exports only.
+ * Public entry point of @logbook/runtime: re-exports only. Composition: `SessionMemory` (the
+ * scoped layer a host records a session with, its goal tracking and matrix coordination) over
+ * `store` and `projections`; the `logbook` CLI lives under `cli/`.
  */
 export * from "./GoalTracking.ts"
 export * from "./MatrixCoordinator.ts"

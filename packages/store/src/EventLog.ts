@@ -127,7 +127,12 @@ const lockStateOf = (s: SessionState): LockState =>
 const serialise = (event: ThreadEvent): Result.Result<string, InvalidEvent> =>
   Result.try({
     try: () => encodeLine(event) + "\n",
-    catch: (cause) => new InvalidEvent({ operation: "append", detail: `cannot serialise event: ${String(cause)}` })
+    catch: (cause) =>
+      new InvalidEvent({
+        operation: "append",
+        // The encoder's own refusal (a count it cannot write exactly) names the field.
+        detail: cause instanceof RangeError ? cause.message : `cannot serialise event: ${String(cause)}`
+      })
   })
 
 /** Builds the handle operations over a shared state. */

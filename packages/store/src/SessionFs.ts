@@ -80,6 +80,20 @@ export interface SessionFsApi {
    */
   readonly stream: (path: string, options?: StreamOptions) => Stream.Stream<Uint8Array, StoreIoError>
   /**
+   * Reads a whole regular file (`O_NOFOLLOW`) in chunks of `chunkSize` bytes into one reused
+   * buffer, calling `onChunk` with each chunk in order; returns the bytes read. Far cheaper per
+   * chunk than `stream` (used for the streamed SHA-256 of audit packs); the fiber yields every few
+   * MiB, so a large file never monopolises the runtime.
+   *
+   * **Gotchas**: `onChunk` must consume the bytes synchronously (the buffer is overwritten by the
+   * next read) and must not throw (a throw fails the read as a `StoreIoError`).
+   */
+  readonly forEachChunk: (
+    path: string,
+    chunkSize: number,
+    onChunk: (chunk: Uint8Array) => void
+  ) => Effect.Effect<number, StoreIoError>
+  /**
    * docs/format.md#permissions no-follow read: ancestors validated, `O_NOFOLLOW`, must be a regular file. Missing →
    * `None`; a symlink is an error (`ELOOP`), never "missing".
    */

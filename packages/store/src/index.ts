@@ -1,6 +1,12 @@
 /**
- * Public entry point of @logbook/store: re-exports only.
+ * Public entry point of @logbook/store: re-exports only. The write side and the file-system
+ * seam: `SessionFs` (the only module touching `node:fs`), `EventLog` (appends, the durability
+ * barrier, recovery on open, cap eviction with the `SummaryHook`), `SessionRegistry`, `Retention`,
+ * and read access to the metadata files. Nothing exported can write metadata around the
+ * barrier. Every reader of logs and sessions (inspection, verification, streams) is in
+ * `@logbook/projections`.
  */
+export * from "./AuditPackFile.ts"
 export * from "./DiskUsage.ts"
 export * as EventLog from "./EventLog.ts"
 export type {
@@ -19,6 +25,7 @@ export * from "./LineSplitter.ts"
 export * from "./Liveness.ts"
 export * from "./MatrixWorkspace.ts"
 export * from "./MetaStore.ts"
+export * from "./Migration.ts"
 export * from "./Retention.ts"
 export * from "./SessionFs.ts"
 export * from "./SessionPaths.ts"

@@ -7,8 +7,27 @@
  */
 import { Effect, Option, Schema, SchemaTransformation } from "effect"
 
-/** Rust `u64` / `usize`: a non-negative safe integer (larger values do not survive `JSON.parse`). */
-export const U64 = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+/**
+ * u64's maximum as a JavaScript number. 2^64 − 1 has no exact double: `JSON.parse` (and this
+ * literal) round it up to 2^64, which is therefore the largest value a u64 field can hold here.
+ */
+export const U64_MAX_AS_NUMBER = 2 ** 64
+
+/**
+ * Rust `u64` / `usize`: any integral non-negative number up to u64's maximum
+ * (18446744073709551615), so Logbook reads every record VT Code reads. Counts above 2^53 − 1
+ * are the nearest doubles after `JSON.parse` (approximate); integer literals above u64's
+ * maximum are refused when the line is parsed (see `parseJsonText`). Writing such a count is
+ * refused by the canonical encoder, which cannot write it exactly. Generated values (property
+ * tests) are safe integers.
+ */
+export const U64 = Schema.Number.check(
+  Schema.makeFilter((n: number) => Number.isInteger(n) && n <= U64_MAX_AS_NUMBER, {
+    expected: "an integer from 0 to 18446744073709551615 (u64)",
+    arbitraryConstraint: { number: "integer" }
+  }),
+  Schema.isGreaterThanOrEqualTo(0)
+)
 
 /** Rust `u32`. */
 export const U32 = Schema.Int.check(Schema.isUint32())

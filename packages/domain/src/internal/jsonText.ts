@@ -38,15 +38,56 @@ export const parseJsonOrUndefined: (text: string) => unknown = UndefinedOr.liftT
   JSON.parse(text)
 )
 
+// 2^64: u64's maximum and every literal a little above it (up to 2^64 + 2048) parse to this double.
+const TWO_POW_64 = 2 ** 64
+// The first double above 2^64: what a literal above u64's maximum becomes, so a u64 field rejects it.
+const ABOVE_U64 = 2 ** 64 + 4096
+const U64_MAX = 18446744073709551615n
+const NUMBER_SOURCE = /^(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/u
+// Any literal whose value rounds to 2^64 has an integer part of 11+ digits or a 2-digit exponent.
+const MAY_ROUND_TO_TWO_POW_64 = /\d{11}|[eE]\+?\d{2}/u
+
+/** Whether a non-negative JSON number literal denotes a value above u64's maximum, exactly. */
+const exceedsU64Max = (source: string): boolean => {
+  const match = NUMBER_SOURCE.exec(source)
+  if (match === null) return false
+  const fraction = match[2] ?? ""
+  const digits = BigInt(`${match[1] ?? "0"}${fraction}`)
+  const exponent = Number(match[3] ?? "0") - fraction.length
+  return exponent >= 0 ? digits * 10n ** BigInt(exponent) > U64_MAX : digits > U64_MAX * 10n ** BigInt(-exponent)
+}
+
+// JSON.parse's reviver sees each primitive's source text (Node ≥ 21); without it nothing changes.
+const u64Reviver = (_key: string, value: unknown, context?: { readonly source?: string }): unknown =>
+  value === TWO_POW_64 && context?.source !== undefined && exceedsU64Max(context.source) ? ABOVE_U64 : value
+
+/**
+ * `JSON.parse`, except that a number literal above u64's maximum (18446744073709551615) yet close
+ * enough to parse to the same double (2^64) parses to the next double instead, so a u64 field
+ * refuses it as VT Code does while any other number field keeps a value within one ulp. Only
+ * lines that could hold such a literal pay for the source-aware parse. Throws like `JSON.parse`.
+ */
+export const parseJsonExact = (text: string): unknown =>
+  MAY_ROUND_TO_TWO_POW_64.test(text) ? JSON.parse(text, u64Reviver) : JSON.parse(text)
+
+/**
+ * `parsed` (the plain `JSON.parse` of `text`) as {@link parseJsonExact} would have parsed it:
+ * the same value unless `text` may hold a literal above u64's maximum, then parsed again. For
+ * readers that parse every line cheaply and fully decode only a few of them.
+ */
+export const exactJsonValue = (text: string, parsed: unknown): unknown =>
+  MAY_ROUND_TO_TWO_POW_64.test(text) ? JSON.parse(text, u64Reviver) : parsed
+
 const describe = (error: unknown): string => error instanceof Error ? error.message : String(error)
 
 /**
- * Parses JSON text into a `Result`, reporting invalid JSON as a `SchemaError` carrying the
- * parser's message (the input itself is not echoed: lines can be megabytes of tool output).
+ * Parses JSON text into a `Result` with {@link parseJsonExact}, reporting invalid JSON as a
+ * `SchemaError` carrying the parser's message (the input itself is not echoed: lines can be
+ * megabytes of tool output).
  */
 export const parseJsonText = (text: string): Result.Result<unknown, Schema.SchemaError> =>
   Result.try({
-    try: (): unknown => JSON.parse(text),
+    try: (): unknown => parseJsonExact(text),
     catch: (error) =>
       new Schema.SchemaError(new SchemaIssue.InvalidValue({ message: `Expected JSON text: ${describe(error)}` }))
   })

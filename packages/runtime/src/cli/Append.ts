@@ -121,7 +121,11 @@ export const appendCommand = Command.make(
             return yield* new InvalidInputLine({ session, line: lineNo, reason: parsed.failure, appended })
           }
           if (parsed.success === undefined) return
-          yield* log.append(parsed.success)
+          // An event that decodes but cannot be written (a count beyond 2^53 - 1) stops the input like any invalid line.
+          yield* log.append(parsed.success).pipe(
+            Effect.catchTag("InvalidEvent", (error) =>
+              Effect.fail(new InvalidInputLine({ session, line: lineNo, reason: error.detail, appended })))
+          )
           appended++
         })
       const handleAll = (batch: ReadonlyArray<Uint8Array>) =>

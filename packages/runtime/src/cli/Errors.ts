@@ -150,6 +150,19 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
     CorruptFile: (e) => rendered(ExitCode.integrity, e.message),
     CommandFailed: (e) => rendered(ExitCode.failure, e.detail, e.hint),
     PlatformError: (e) => rendered(ExitCode.failure, e.message, "check that the input and output streams are open"),
+    InvalidPack: (e) =>
+      rendered(
+        ExitCode.evicted,
+        e.message,
+        "the pack cannot be trusted to describe anything; create a new one with `logbook pack create`"
+      ),
+    PackNotVerified: (e) => rendered(ExitCode.integrity, e.message),
+    InvalidSigningKey: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "use the .key file to sign and the .pub file to verify (`logbook pack keygen`)"
+      ),
     UsageError: (e) => rendered(ExitCode.usage, e.detail, e.hint),
     EvidenceUnavailable: (e) =>
       rendered(

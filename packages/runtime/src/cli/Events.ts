@@ -1,10 +1,12 @@
 /**
- * `logbook events <session> [--follow]` and `logbook turn <session> <n>`: events as JSONL, one
- * bare ThreadEvent per line in canonical encoding, read straight from `events.jsonl` without
- * opening (locking or repairing) the session. Lines that are not valid records are reported on
- * stderr with their byte offsets and skipped.
+ * `logbook events <session> [--follow] [--offsets]` and `logbook turn <session> <n>`: events as
+ * JSONL, one bare ThreadEvent per line in canonical encoding (with `--offsets`, wrapped as
+ * `{"offset":N,"event":…}` with the byte offset of its line in `events.jsonl`), read straight
+ * from `events.jsonl` without opening (locking or repairing) the session. Lines that are not
+ * valid records are reported on stderr with their byte offsets and skipped. A count beyond
+ * 2^53 − 1 is printed as the nearest double (docs/format-notes.md#u64-counts).
  */
-import { encodeEvent } from "@logbook/domain"
+import { encodeEventForDisplay } from "@logbook/domain"
 import type { LogRecord } from "@logbook/projections"
 import { findSession, followEventRecords, readEventRecords, readTurn } from "@logbook/projections"
 import type { SessionFs, StoreIoError } from "@logbook/store"
@@ -27,18 +29,31 @@ const skippedNote = (record: LogRecord): string | undefined => {
   }
 }
 
-/** Prints the events of a record stream as JSONL on stdout and the other records as notes on stderr. */
-export const printRecords = <R>(records: Stream.Stream<LogRecord, StoreIoError, R>) =>
+/** Options of {@link printRecords}. */
+export interface PrintOptions {
+  /** Wrap each event as `{"offset":N,"event":…}`, N being the byte offset of its line. */
+  readonly offsets?: boolean | undefined
+}
+
+/**
+ * Prints the events of a record stream as JSONL on stdout (bare events, or wrapped with their
+ * byte offsets) and the other records as notes on stderr.
+ */
+export const printRecords = <R>(records: Stream.Stream<LogRecord, StoreIoError, R>, options: PrintOptions = {}) =>
   streamOut(records.pipe(
     Stream.tap((record) => {
       const text = skippedNote(record)
       return text === undefined ? Effect.void : note(text)
     }),
     Stream.filter((record) => record._tag === "Event"),
-    Stream.map((record) => `${encodeEvent(record.event)}\n`)
+    Stream.map((record) =>
+      options.offsets === true
+        ? `{"offset":${record.offset},"event":${encodeEventForDisplay(record.event)}}\n`
+        : `${encodeEventForDisplay(record.event)}\n`
+    )
   ))
 
-/** `events <session> [--follow]`. */
+/** `events <session> [--follow] [--offsets]`. */
 export const eventsCommand = Command.make(
   "events",
   {
@@ -50,25 +65,34 @@ export const eventsCommand = Command.make(
           "until interrupted with Ctrl-C"
       ),
       Flag.withDefault(false)
+    ),
+    offsets: Flag.Boolean("offsets").pipe(
+      Flag.withDescription(
+        "Print each event as {\"offset\":N,\"event\":…}, N being the byte offset of its line in events.jsonl " +
+          "(the offset `verify` and `matrix show` name); works with --follow"
+      ),
+      Flag.withDefault(false)
     )
   },
-  Effect.fn("cli.events")(function*({ follow, session }) {
+  Effect.fn("cli.events")(function*({ follow, offsets, session }) {
     const where = yield* location
     const paths = yield* findSession(where.sessionsDir, session)
     const records: Stream.Stream<LogRecord, StoreIoError, SessionFs> = follow
       ? followEventRecords(paths.events)
       : readEventRecords(paths.events)
-    yield* printRecords(records)
+    yield* printRecords(records, { offsets })
   })
 ).pipe(
   Command.withShortDescription("Print all retained events as JSONL; --follow keeps printing new ones"),
   Command.withDescription(
-    "Print every retained event of a session as JSONL (bare events, oldest first). Read-only; " +
-      "malformed lines are skipped and reported on stderr with their byte offsets."
+    "Print every retained event of a session as JSONL (bare events, oldest first; with --offsets each " +
+      "wrapped with the byte offset of its line). Read-only; malformed lines are skipped and reported on " +
+      "stderr with their byte offsets."
   ),
   Command.withExamples([
     { command: "logbook events demo", description: "All retained events of `demo`" },
-    { command: "logbook events demo --follow", description: "Then keep printing events as they are flushed" }
+    { command: "logbook events demo --follow", description: "Then keep printing events as they are flushed" },
+    { command: "logbook events demo --offsets", description: "Each event with the byte offset of its line" }
   ])
 )
 

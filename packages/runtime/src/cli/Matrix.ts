@@ -10,7 +10,7 @@ import { findSession, matrixStateOfEventsFile } from "@logbook/projections"
 import { Effect, Result, Schema } from "effect"
 import { Command } from "effect/cli"
 import { jsonFlag, sessionArgument } from "./Flags.ts"
-import { printJson, printLines, table } from "./Output.ts"
+import { printJson, printLines, shellQuote, table } from "./Output.ts"
 import { location } from "./Root.ts"
 
 /**
@@ -28,8 +28,12 @@ export class MatrixReplayFailed extends Schema.TaggedError<MatrixReplayFailed>()
   }
 }
 
-const REPLAY_HINT = "the checkpoint named above is invalid history; `logbook events <session>` prints the log " +
-  "with byte offsets — a host must not admit work for this session's matrices until it is repaired"
+/** What to do about a failed replay: locate the checkpoint the message names by its byte offset. */
+const replayHint = (session: string): string =>
+  "the checkpoint at the byte offset named above is invalid history; " +
+  `\`logbook events ${shellQuote(session)} --offsets\` prints every event with the byte offset of its line ` +
+  "(lines that do not decode are noted on stderr with theirs) — a host must not admit work for this " +
+  "session's matrices until it is repaired"
 
 /** How far the last attempt of a task got, in a few words. */
 const attemptState = (attempt: MatrixAttempt): string => {
@@ -85,7 +89,7 @@ export const matrixShowCommand = Command.make(
     if (Result.isFailure(replayed)) {
       const error = replayed.failure
       if (error._tag === "StoreIoError") return yield* error
-      return yield* new MatrixReplayFailed({ session, reason: error.message, hint: REPLAY_HINT })
+      return yield* new MatrixReplayFailed({ session, reason: error.message, hint: replayHint(session) })
     }
     const matrices = [...replayed.success.values()]
     if (json) {

@@ -29,7 +29,7 @@ export const rootCommand = Command.make("logbook").pipe(
   Command.withDescription(
     "Inspect and maintain Logbook session stores: record a demo session, append events, list sessions, " +
       "show a session, print turns and events (or follow them live), verify integrity, apply retention, inspect matrices, goals and progress. " +
-      "Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 evicted, 5 integrity problem found."
+      "Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 evicted turn or invalid audit pack, 5 integrity problem found."
   ),
   Command.withExamples([
     { command: "logbook demo", description: "Record a simulated session, then follow the printed commands" },

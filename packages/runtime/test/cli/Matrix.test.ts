@@ -101,6 +101,38 @@ describe("logbook matrix show", () => {
       assert.strictEqual(fs.statSync(events).size, sizeBefore, "the command never writes")
     }))
 
+  it.effect("names the byte offset of a decodable but invalid checkpoint, which `events --offsets` locates", () =>
+    Effect.gen(function*() {
+      const { root, sessions } = yield* workspace()
+      const latest = yield* recordSession(root, sessions)
+      const events = path.join(sessions, "s", "events.jsonl")
+      const offset = fs.statSync(events).size
+      // Decodes as a ThreadEvent (so `events` alone prints it with no offset), but its revision is stale.
+      fs.appendFileSync(events, encodeLine({ type: "matrix.updated", ...latest }) + "\n")
+      const failed = yield* logbook(["--sessions-dir", sessions, "matrix", "show", "s"])
+      assert.strictEqual(failed.exitCode, 5)
+      const named = /matrix checkpoint at byte (\d+)/u.exec(failed.stderr)?.[1]
+      assert.strictEqual(Number(named), offset, failed.stderr)
+      assert.include(failed.stderr, "`logbook events s --offsets` prints every event with the byte offset")
+
+      const located = yield* run(["--sessions-dir", sessions, "events", "s", "--offsets"])
+      const records = located.trimEnd().split("\n").map((l) => JSON.parse(l) as { offset: number; event: unknown })
+      const bytes = fs.readFileSync(events)
+      for (const record of records) {
+        const end = bytes.indexOf(10, record.offset)
+        const envelope = JSON.parse(bytes.subarray(record.offset, end).toString("utf8")) as { event: unknown }
+        assert.deepStrictEqual(record.event, envelope.event, `the line at byte ${record.offset}`)
+      }
+      const bad = records.find((r) => r.offset === offset)
+      assert.deepStrictEqual(bad?.event, JSON.parse(encodeLine({ type: "matrix.updated", ...latest })).event)
+      const bare = yield* run(["--sessions-dir", sessions, "events", "s"])
+      assert.deepStrictEqual(
+        bare.trimEnd().split("\n").map((l) => JSON.parse(l) as unknown),
+        records.map((r) => r.event),
+        "without --offsets the same events print bare"
+      )
+    }))
+
   it.effect("reports an unknown session as not found (exit 3) with what to do", () =>
     Effect.gen(function*() {
       const { sessions } = yield* workspace()

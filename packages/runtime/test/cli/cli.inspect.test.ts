@@ -214,6 +214,45 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual(repaired.malformed_lines.lines.map((l) => l.offset), [garbageAt, tornAt])
     }))
 
+  it.effect("a VT Code log with token counts beyond 2^53 shows its turns, verifies clean and prints them", () =>
+    Effect.gen(function*() {
+      const ws = yield* workspace
+      const dir = path.join(sessionsOf(ws), "vt")
+      fs.mkdirSync(dir, { recursive: true })
+      const completedWith = (tokens: string) =>
+        `{"schema_version":"0.18.0","event":{"type":"turn.completed","usage":{"input_tokens":${tokens},` +
+        `"cached_input_tokens":0,"cache_creation_tokens":0,"output_tokens":3}}}\n`
+      const started = `{"schema_version":"0.18.0","event":{"type":"turn.started"}}\n`
+      const log = started + completedWith("9007199254740993") + started + completedWith("18446744073709551615")
+      fs.writeFileSync(path.join(dir, "events.jsonl"), log)
+      const shown = yield* runHere(["show", "vt", "--json"], { cwd: ws })
+      assert.strictEqual(shown.code, 0, shown.stderr)
+      const index = (JSON.parse(shown.stdout) as { turn_index: { turns: Array<Record<string, unknown>> } }).turn_index
+      assert.deepStrictEqual(index.turns.map((t) => [t.turn_number, t.event_count]), [[1, 2], [2, 2]])
+      // A writer's open publishes the metadata; then the log verifies clean and is printed turn by turn.
+      const opened = yield* runHere(["append", "vt"], { cwd: ws })
+      assert.strictEqual(opened.code, 0, opened.stderr)
+      const [verify, first, second] = yield* Effect.all([
+        runHere(["verify", "vt"], { cwd: ws }),
+        runHere(["turn", "vt", "1"], { cwd: ws }),
+        runHere(["turn", "vt", "2"], { cwd: ws })
+      ], { concurrency: 2 })
+      assert.strictEqual(verify.code, 0, verify.stdout + verify.stderr)
+      assert.strictEqual(first.code, 0, first.stderr)
+      // Shown as the nearest double: JavaScript holds no more of such a count once parsed.
+      assert.include(first.stdout, `"input_tokens":9007199254740992,`)
+      assert.include(second.stdout, `"input_tokens":18446744073709552000,`)
+      assert.strictEqual(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8"), log, "the bytes are untouched")
+      // Appending a count Logbook cannot write exactly stops the input like an invalid line.
+      const big = yield* runHere(["append", "vt"], {
+        cwd: ws,
+        input: `{"type":"turn.started"}\n{"type":"turn.completed","usage":{"input_tokens":9007199254740993}}\n`
+      })
+      assert.strictEqual(big.code, 1)
+      assert.include(big.stderr, "line 2 of the input is not a ThreadEvent: input_tokens is 9007199254740992")
+      assert.include(big.stderr, "lines 1-1 were appended and flushed (1 events)")
+    }))
+
   it.effect("sessions lists the most recently updated first, in text and with the documented JSON shape", () =>
     Effect.gen(function*() {
       const ws = yield* workspace

@@ -17,20 +17,28 @@ import { assertBuilt, run, workspace } from "./harness.ts"
 const COMMANDS: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly needles: ReadonlyArray<string> }> = [
   {
     path: [],
-    needles: ["Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 evicted, 5 integrity", "--sessions-dir"]
+    needles: [
+      "Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 evicted turn or invalid audit pack, 5 integrity",
+      "--sessions-dir"
+    ]
   },
   { path: ["demo"], needles: ["--turns", "--session", "failed turn"] },
   { path: ["append"], needles: ["--max-events", "--no-flush", "invalid line"] },
   { path: ["sessions"], needles: ["--limit", "--json", "most recently updated first"] },
   { path: ["show"], needles: ["<session>", "size on disk"] },
   { path: ["turn"], needles: ["<n>", "Exit 3", "4 when"] },
-  { path: ["events"], needles: ["--follow", "Ctrl-C"] },
+  { path: ["events"], needles: ["--follow", "Ctrl-C", "--offsets", "byte offset"] },
   { path: ["verify"], needles: ["Exit 5", "without writing"] },
   { path: ["retention"], needles: ["run", "sweep", "pin", "unpin"] },
   { path: ["retention", "run"], needles: ["--max-sessions", "--max-age-days", "--preserve", "--dry-run"] },
   { path: ["retention", "sweep"], needles: ["--max-age-days", "abandoned"] },
   { path: ["retention", "pin"], needles: ["--reason", "<session>"] },
   { path: ["retention", "unpin"], needles: ["<session>"] },
+  { path: ["pack"], needles: ["create", "verify", "keygen"] },
+  { path: ["pack", "create"], needles: ["<session>", "--sign"] },
+  { path: ["pack", "verify"], needles: ["<session>", "--verify-key", "Exit 0 verified, 5"] },
+  { path: ["pack", "keygen"], needles: ["Ed25519"] },
+  { path: ["migrate"], needles: ["--dry-run", "--remove-legacy"] },
   { path: ["explain"], needles: ["--scope", "--details", "--diagram", "--width", "--json", "--html", "--open"] },
   { path: ["evidence"], needles: ["<offset>", "<digest>", "--page-offset", "--limit"] }
 ]

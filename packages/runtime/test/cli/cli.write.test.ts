@@ -118,6 +118,7 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         const first = yield* runHere(["append", "live"], { cwd: ws, input: bareTurns(1) })
         assert.strictEqual(first.code, 0, first.stderr)
         const follower = yield* runInBackground(["events", "live", "--follow"], { cwd: ws })
+        const located = yield* runInBackground(["events", "live", "--follow", "--offsets"], { cwd: ws })
         yield* eventually("the existing events", () => jsonLines(follower.stdout()).length === 3)
         const later = yield* runHere(["append", "live"], {
           cwd: ws,
@@ -130,6 +131,7 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
         yield* Effect.sleep("600 millis")
         fs.appendFileSync(events, "pleted\",\"usage\":" + JSON.stringify(usage) + "}}\n")
         yield* eventually("the completed line", () => jsonLines(follower.stdout()).length === 6)
+        yield* eventually("the completed line with its offset", () => jsonLines(located.stdout()).length === 6)
         const stopped = yield* follower.stop("SIGINT")
         assert.strictEqual(stopped.code, 130)
         assert.strictEqual(stopped.stderr, "")
@@ -138,6 +140,15 @@ layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true
           msg("later"),
           { type: "turn.completed", usage }
         ])
+        // --offsets wraps the same events with the byte offset of each line of events.jsonl.
+        const withOffsets = jsonLines((yield* located.stop("SIGINT")).stdout)
+        const bytes = fs.readFileSync(events)
+        const starts = [
+          0,
+          ...[...bytes.keys()].filter((i) => bytes[i] === 10 && i + 1 < bytes.length).map((i) => i + 1)
+        ]
+        assert.deepStrictEqual(withOffsets.map((r) => r.offset), starts)
+        assert.deepStrictEqual(withOffsets.map((r) => r.event), jsonLines(stopped.stdout))
       }))
 
     it.effect("retention run --dry-run changes nothing; run, sweep, pin and unpin print what they changed", () =>

@@ -290,6 +290,55 @@ const streamFrom = (
       })))).pipe(Stream.withSpan("SessionFs.stream"))
 }
 
+/** Chunks `forEachChunk` reads before it lets other fibers run. */
+const CHUNKS_PER_STEP = 64
+
+const forEachChunkFrom = (
+  sys: Sys,
+  path: string,
+  chunkSize: number,
+  onChunk: (chunk: Uint8Array) => void
+): Effect.Effect<number, StoreIoError> => {
+  const operation = "forEachChunk"
+  const fail = toIoError(operation, path)
+  const size = Math.min(Math.max(1, Math.floor(chunkSize)), MAX_CHUNK_SIZE)
+  return Effect.acquireUseRelease(
+    Effect.try({
+      try: () => {
+        const fd = sys.open(checkedAbsolute(path), Flags.readNoFollow, 0)
+        return guardFd(sys, fd, (d) => {
+          requireRegular(sys, d)
+          return d
+        })
+      },
+      catch: fail
+    }),
+    (fd) =>
+      Effect.suspend(() => {
+        const buffer = Buffer.allocUnsafe(size)
+        let position = 0
+        let done = false
+        return Effect.whileLoop({
+          while: () => !done,
+          body: () =>
+            Effect.try({
+              try: () => {
+                for (let i = 0; i < CHUNKS_PER_STEP && !done; i++) {
+                  const got = readFully(sys, fd, buffer, position)
+                  if (got > 0) onChunk(got === size ? buffer : buffer.subarray(0, got))
+                  position += got
+                  if (got < size) done = true
+                }
+              },
+              catch: fail
+            }),
+          step: () => undefined
+        }).pipe(Effect.map(() => position))
+      }),
+    (fd) => Effect.sync(() => Result.try(() => sys.close(fd)))
+  ).pipe(Effect.withSpan("SessionFs.forEachChunk"))
+}
+
 const lockUnavailable = (cause: unknown): LockResult => ({ _tag: "Unavailable", reason: errorDetail(cause) })
 
 const tryLockSync = (sys: Sys, path: string): LockResult => {
@@ -382,6 +431,8 @@ export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
     ),
 
     stream: (path, options) => streamFrom(sys, path, options),
+
+    forEachChunk: (path, chunkSize, onChunk) => forEachChunkFrom(sys, path, chunkSize, onChunk),
 
     readFileNoFollow: Effect.fn("SessionFs.readFileNoFollow")((path: string) =>
       io("readFileNoFollow", path, () => readNoFollowSync(sys, checkedAbsolute(path)))
