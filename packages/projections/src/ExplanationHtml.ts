@@ -91,6 +91,18 @@ const timelineSvg = (model: ExplanationModel): string => {
         `<line x1="${left}" y1="${y + 12}" x2="${width - 10}" y2="${y + 12}" stroke="#dde1e8"/></g>`
     )
   })
+  // Turn starts as vertical rules (a failed or blocked turn in red), behind the operation marks.
+  for (const t of model.turns) {
+    const at = byTime ? (t.timestamp === null ? Number.NaN : Date.parse(t.timestamp)) : t.evidence.offset
+    if (!Number.isFinite(at)) continue
+    const tx = x(Math.min(Math.max(at, min), max)).toFixed(1)
+    const colour = isFailure(t.status) ? "#b42318" : "#98a2b3"
+    parts.push(
+      `<g class="turn" data-status="${h(t.status)}"><title>${h(`${t.label} [${t.status}]`)}</title>` +
+        `<line x1="${tx}" y1="8" x2="${tx}" y2="${height - 18}" stroke="${colour}" stroke-dasharray="3 3"/>` +
+        `<text x="${tx}" y="8" dx="3" dy="6">${h(t.label)}</text></g>`
+    )
+  }
   ops.forEach((o, i) => {
     const lane = lanes.indexOf(o.actor_id ?? "(unrecorded actor)")
     const cx = x(xs[i] ?? 0).toFixed(1)

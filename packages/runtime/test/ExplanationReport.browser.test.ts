@@ -45,6 +45,7 @@ interface Observed {
   readonly sections: Record<string, string>
   readonly marks: number
   readonly failedMarks: number
+  readonly turnRules: number
   readonly probe: unknown
 }
 
@@ -76,10 +77,11 @@ const observe = (file: string, screenshot?: string) =>
           const scripts = await page.$$eval("script", (els) => els.length)
           const marks = await page.$$eval("#execution svg g.op", (els) => els.length)
           const failedMarks = await page.$$eval("#execution svg g.op-failed", (els) => els.length)
+          const turnRules = await page.$$eval("#execution svg g.turn", (els) => els.length)
           // A marker an injected script would have set.
           const probe: unknown = await page.evaluate(() => Reflect.get(globalThis, "pwned"))
           if (screenshot !== undefined) await page.screenshot({ path: screenshot, fullPage: true })
-          return { requests, dialogs, scripts, sections, marks, failedMarks, probe }
+          return { requests, dialogs, scripts, sections, marks, failedMarks, turnRules, probe }
         }),
       (context) => Effect.promise(() => context.close())
     )
@@ -154,6 +156,7 @@ if (!available && !required) {
             [...model.actions, ...model.edits].filter((o) => o.status.includes("fail") || o.status === "denied").length
           )
           assert.isAbove(seen.failedMarks, 0)
+          assert.strictEqual(seen.turnRules, model.turns.length)
           assert.isTrue(fs.statSync(path.join(OUTPUT, "explain-report.png")).size > 10_000)
         }),
       180_000
