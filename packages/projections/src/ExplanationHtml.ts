@@ -41,11 +41,20 @@ code,.ev{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 .empty{color:#6b7280;font-style:italic}
 ul.tree{margin:0;padding-left:18px}
 svg text{font:11px system-ui,sans-serif;fill:#1d2330}
+pre{white-space:pre-wrap;word-break:break-all;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;background:#f6f7f9;padding:8px;margin:4px 0 12px}
 `
 
 const statusClass = (status: string) => `st-${status.toLowerCase().replace(/[^a-z]+/gu, "-").replace(/^-|-$/gu, "")}`
 
-const ev = (e: ExplanationEntry) => `<span class="ev">${h(evidenceLink(e.evidence))}</span>`
+/** Renders an evidence cell: a link to the embedded line when the report carries it, else the reference. */
+type EvidenceCell = (e: ExplanationEntry) => string
+
+const evidenceCell = (embedded: ReadonlySet<number>): EvidenceCell => (e) =>
+  embedded.has(e.evidence.offset)
+    ? `<a class="ev" href="#evidence-${e.evidence.offset}">${h(evidenceLink(e.evidence))}</a>`
+    : `<span class="ev">${h(evidenceLink(e.evidence))}</span>${
+      embedded.size > 0 ? " <span class=\"empty\">(evidence unavailable in this report)</span>" : ""
+    }`
 
 const section = (id: string, title: string, body: string) =>
   `<section id="${id}" data-section="${id}"><h2>${h(title)}</h2>\n${body}\n</section>`
@@ -61,7 +70,7 @@ const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<
 
 const status = (s: string) => `<span class="${statusClass(s)}">${h(s)}</span>`
 
-const entryRows = (xs: ReadonlyArray<ExplanationEntry>) =>
+const entryRows = (xs: ReadonlyArray<ExplanationEntry>, ev: EvidenceCell) =>
   xs.map((e) => [h(e.label), status(e.status), h(e.actor_id ?? ""), h(e.timestamp ?? ""), ev(e)])
 
 const isFailure = (s: string) => s.includes("fail") || s === "denied" || s === "error" || s === "blocked"
@@ -141,8 +150,27 @@ const agentTree = (model: ExplanationModel): string => {
   return render(null, 0)
 }
 
-/** Renders the whole report as one HTML document. */
-export const renderHtml = (model: ExplanationModel): string => {
+/** One embedded evidence line: its reference and (a page of) its redacted text. */
+export interface EmbeddedEvidence {
+  readonly reference: { readonly session_id: string; readonly offset: number; readonly digest: string }
+  readonly text: string
+  readonly next_offset: number | null
+}
+
+/** Options of {@link renderHtml}. */
+export interface HtmlOptions {
+  /** Evidence lines to embed (as `logbook evidence` pages them); entries citing them link to `#evidence-<offset>`. */
+  readonly evidence?: ReadonlyArray<EmbeddedEvidence>
+}
+
+/**
+ * Renders the whole report as one HTML document. Evidence pages passed in `options` are embedded
+ * (escaped) with anchors `#evidence-<offset>`; when some are embedded, facts whose line is not
+ * say "(evidence unavailable in this report)".
+ */
+export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): string => {
+  const pages = (options.evidence ?? []).filter((p) => p.reference.session_id === model.session_id)
+  const ev = evidenceCell(new Set(pages.map((p) => p.reference.offset)))
   const goal = model.goals[model.goals.length - 1]
   const c = model.completeness
   const u = model.usage
@@ -150,7 +178,7 @@ export const renderHtml = (model: ExplanationModel): string => {
     section(
       "goals",
       "Goals",
-      table(["Goal", "Recorded", "Actor", "Time", "Evidence"], entryRows(model.goals), "No goal recorded.")
+      table(["Goal", "Recorded", "Actor", "Time", "Evidence"], entryRows(model.goals, ev), "No goal recorded.")
     ),
     section(
       "changes",
@@ -174,17 +202,17 @@ export const renderHtml = (model: ExplanationModel): string => {
     section(
       "actions",
       "Actions",
-      table(["Action", "Status", "Actor", "Time", "Evidence"], entryRows(model.actions), "No actions recorded.")
+      table(["Action", "Status", "Actor", "Time", "Evidence"], entryRows(model.actions, ev), "No actions recorded.")
     ),
     section(
       "failures",
       "Failures",
-      table(["What", "Status", "Actor", "Time", "Evidence"], entryRows(model.failures), "No failures recorded.")
+      table(["What", "Status", "Actor", "Time", "Evidence"], entryRows(model.failures, ev), "No failures recorded.")
     ),
     section(
       "plan",
       "Plan evolution",
-      table(["Step", "Status", "Actor", "Time", "Evidence"], entryRows(model.plan_evolution), "No plan recorded.")
+      table(["Step", "Status", "Actor", "Time", "Evidence"], entryRows(model.plan_evolution, ev), "No plan recorded.")
     ),
     section(
       "decisions",
@@ -255,6 +283,17 @@ export const renderHtml = (model: ExplanationModel): string => {
         "No recorded operations."
       )
     ),
+    ...(pages.length === 0 ? [] : [
+      section(
+        "evidence",
+        "Evidence",
+        pages.map((p) =>
+          `<div id="evidence-${p.reference.offset}"><p class="ev">${
+            h(`logbook-evidence:${p.reference.session_id}:${p.reference.offset}:${p.reference.digest}`)
+          }${p.next_offset === null ? "" : " (first page only)"}</p><pre>${h(p.text)}</pre></div>`
+        ).join("\n")
+      )
+    ]),
     section(
       "completeness",
       "Completeness",

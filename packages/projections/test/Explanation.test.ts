@@ -169,7 +169,15 @@ layer(SessionFs.layerNode)("Explanation", (it) => {
       assert.isAtMost(summary.trimEnd().split("\n").length, 20)
       assert.notInclude(summary, "](http://evil)")
       assert.include(summary, "\\[click\\]\\(http://evil\\)")
+      const goalRef = model.goals[0]?.evidence
+      assert.isDefined(goalRef)
+      const page = yield* queryEvidence(dir, "s1", { offset: goalRef?.offset ?? 0, digest: goalRef?.digest ?? "" })
       const html = renderHtml(model)
+      // Embedded evidence is escaped and redacted too (and bounded by its page, not by the label limit).
+      const withEvidence = renderHtml(model, { evidence: [page] })
+      assert.include(withEvidence, `id="evidence-${goalRef?.offset}"`)
+      assert.include(withEvidence, "(evidence unavailable in this report)")
+      for (const bad of ["<script", "<img", "hunter2", "\u001b"]) assert.notInclude(withEvidence, bad)
       assert.notInclude(html, "<script")
       assert.notInclude(html, "<img")
       assert.include(html, "&lt;script&gt;")

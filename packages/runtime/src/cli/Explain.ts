@@ -22,6 +22,9 @@ import { jsonFlag, sessionArgument } from "./Flags.ts"
 import { note, printJson, printLines, writeOut } from "./Output.ts"
 import { location } from "./Root.ts"
 
+/** How many evidence lines `--html` embeds (the first page of each, at most 4 KiB). */
+const EMBEDDED_EVIDENCE = 40
+
 /** `explain <session> [--scope task|session] [--details | --diagram [--width N] | --json | --html FILE [--open]]`. */
 export const explainCommand = Command.make(
   "explain",
@@ -76,7 +79,26 @@ export const explainCommand = Command.make(
       // Relative to the current directory, like any output path a user types.
       const file = resolve(html.value)
       const fs = yield* SessionFs
-      yield* fs.writeAtomic(file, renderHtml(model))
+      // Embed the lines behind the facts a reviewer reads first (first page of each, bounded).
+      const cited = [
+        ...model.goals,
+        ...model.changes,
+        ...model.decisions.map((d) => d.fact),
+        ...model.verification.map((v) => v.fact),
+        ...model.review_priorities.map((r) => r.fact),
+        ...model.failures
+      ].map((e) => e.evidence)
+      const refs = [...new Map(cited.map((r) => [r.offset, r])).values()].slice(0, EMBEDDED_EVIDENCE)
+      const evidence = yield* Effect.forEach(
+        refs,
+        (r) =>
+          queryEvidence(where.sessionsDir, session, { offset: r.offset, digest: r.digest, length: r.length }, 0, 4096)
+            .pipe(Effect.option)
+      )
+      yield* fs.writeAtomic(
+        file,
+        renderHtml(model, { evidence: evidence.flatMap((e) => Option.isSome(e) ? [e.value] : []) })
+      )
       yield* note(`wrote the HTML report of ${session} to ${file}`)
       if (open) yield* printLines(pathToFileURL(file).href)
       return

@@ -65,6 +65,11 @@ describe("logbook explain", () => {
       const html = fs.readFileSync(file, "utf8")
       assert.include(html, "Content-Security-Policy")
       assert.notInclude(html, "<script")
+      // The lines behind the key facts are embedded and linked.
+      const goal = /href="#evidence-(\d+)"/u.exec(html)
+      assert.isNotNull(goal)
+      assert.include(html, `id="evidence-${goal?.[1]}"`)
+      assert.include(html, "&quot;turn.started&quot;")
       assert.strictEqual(fs.statSync(file).mode & 0o777, 0o600)
     }), 120_000)
 
