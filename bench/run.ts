@@ -19,6 +19,7 @@ import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
 import { runP5 } from "./p5-rss.ts"
+import { runP6 } from "./p6-search.ts"
 import { runP7 } from "./p7-pack.ts"
 
 const args = process.argv.slice(2)
@@ -39,6 +40,7 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P5", runP5],
   ["P3", runP3],
   ["P7", runP7],
+  ["P6", runP6],
   ["P10", runP10]
 ]
 

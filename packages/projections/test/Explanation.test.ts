@@ -6,9 +6,20 @@
 import { assert, describe, it, layer } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine } from "@logbook/domain"
-import { EventLog, SessionFs, SessionRegistry } from "@logbook/store"
-import { ev, items, plantSession, tempDir, unifiedDiff } from "@logbook/testkit"
-import { Effect, Layer, Schema } from "effect"
+import { SessionFs } from "@logbook/store"
+import {
+  appendAll,
+  ev,
+  items,
+  nodeLayer,
+  openLog,
+  pathsOf,
+  plantSession,
+  sessionsRoot,
+  tempDir,
+  unifiedDiff
+} from "@logbook/testkit"
+import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -194,27 +205,24 @@ layer(SessionFs.layerNode)("Explanation", (it) => {
 describe("Explanation of a live session", () => {
   it.effect("re-explaining after appends reads only the new bytes, and never takes the session lock", () =>
     Effect.gen(function*() {
-      const dir = yield* tempDir("logbook-explain-live-")
-      const log = yield* EventLog.open({ sessionsDir: dir, sessionId: "live", maxEvents: 0, maxBytes: 0 })
-      for (const e of POOL.slice(0, 7)) yield* log.append(e)
-      yield* log.append(ev.completed())
+      const { root } = yield* sessionsRoot("explain-live")
+      const log = yield* openLog(root, "live", { maxEvents: 0, maxBytes: 0 })
+      yield* appendAll(log, [...POOL.slice(0, 7), ev.completed()])
       yield* log.flush
       // The writer holds the lock; the explainer reads anyway.
-      const explainer = yield* makeExplainer(dir, "live")
+      const explainer = yield* makeExplainer(root, "live")
       const first = yield* explainer.explain("session")
-      const size = fs.statSync(path.join(dir, "live", "events.jsonl")).size
-      assert.strictEqual(explainer.bytesRead(), size)
-      const more = [items.turn("t3", "third task"), ev.completed()]
-      for (const e of more) yield* log.append(e)
+      const events = pathsOf(root, "live").events
+      assert.strictEqual(explainer.bytesRead(), fs.statSync(events).size)
+      yield* appendAll(log, [items.turn("t3", "third task"), ev.completed()])
       yield* log.flush
       const second = yield* explainer.explain("session")
-      const grown = fs.statSync(path.join(dir, "live", "events.jsonl")).size
       const lastLine = Buffer.byteLength(`${encodeLine(ev.completed())}\n`)
       // The new bytes, plus the last line read before (re-checked to notice a rewrite).
-      assert.strictEqual(explainer.bytesRead(), grown + lastLine)
+      assert.strictEqual(explainer.bytesRead(), fs.statSync(events).size + lastLine)
       assert.strictEqual(second.goals.length, first.goals.length + 1)
-      assert.deepStrictEqual(second, yield* queryExplanation(dir, "live", "session"))
-    }).pipe(Effect.provide(Layer.provideMerge(Layer.fresh(SessionRegistry.layer), SessionFs.layerNode))))
+      assert.deepStrictEqual(second, yield* queryExplanation(root, "live", "session"))
+    }).pipe(Effect.provide(nodeLayer())))
 })
 
 describe("Explanation renderers", () => {

@@ -13,6 +13,7 @@ import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { evidenceCommand, explainCommand } from "./cli/Explain.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
+import { factsCommand, memoryCommand, searchCommand } from "./cli/Memory.ts"
 import { migrateCommand } from "./cli/Migrate.ts"
 import { packCommand } from "./cli/Pack.ts"
 import { retentionCommand } from "./cli/Retention.ts"
@@ -38,6 +39,9 @@ export const logbookCli = rootCommand.pipe(
     progressCommand,
     packCommand,
     migrateCommand,
+    memoryCommand,
+    factsCommand,
+    searchCommand,
     explainCommand,
     evidenceCommand
   ])

@@ -14,6 +14,7 @@ import {
   DEFAULT_MAX_EVENTS,
   encodeLine,
   eventTimestamp,
+  formatRfc3339,
   lifecycleKindOf,
   locateTurn,
   scanLineText
@@ -35,7 +36,6 @@ import {
   persistMeta,
   usableFile
 } from "./internal/sessionState.ts"
-import { isoFromMillis } from "./internal/time.ts"
 import { MAX_WRITE_BUFFER_BYTES } from "./internal/writeBuffer.ts"
 import { splitLines } from "./LineSplitter.ts"
 import type { RawLine } from "./LineSplitter.ts"
@@ -159,7 +159,7 @@ const makeSessionLog = (
     const line = serialise(event)
     if (Result.isFailure(line)) return Effect.fail(line.failure)
     const kind = lifecycleKindOf(event.type)
-    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
+    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? formatRfc3339(nowMs)) : ""
     const boundary = appendRecorded(s, line.success, kind, nowMs, ts)
     let io: Effect.Effect<void, AppendError> | undefined
     if (boundary) {

@@ -4,7 +4,7 @@
  * a failed turn, token usage, the thread's completion — and prints the commands to look at it.
  */
 import type { ItemContext, ThreadEvent, ThreadItem, Usage } from "@logbook/domain"
-import { GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
+import { formatRfc3339, GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
 import { findSession } from "@logbook/projections"
 import { Clock, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -287,7 +287,7 @@ const scenario = (turn: number): Scenario => {
   }
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString()
+const iso = (ms: number): string => formatRfc3339(ms, "Z")
 
 const addUsage = (a: Usage, b: Usage): Usage => ({
   input_tokens: a.input_tokens + b.input_tokens,
