@@ -14,6 +14,7 @@ import { makeTempRoot } from "./lib/fixtures.ts"
 import type { Outcome } from "./lib/measure.ts"
 import { note } from "./lib/measure.ts"
 import { runP1 } from "./p1-append.ts"
+import { runP10 } from "./p10-explain.ts"
 import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
@@ -41,7 +42,8 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P3", runP3],
   ["P7", runP7],
   ["P6", runP6],
-  ["P9", runP9]
+  ["P9", runP9],
+  ["P10", runP10]
 ]
 
 const root = makeTempRoot()

@@ -7,6 +7,10 @@
  */
 export * from "./AuditPack.ts"
 export * from "./EventStream.ts"
+export * from "./Evidence.ts"
+export * from "./Explanation.ts"
+export * from "./ExplanationHtml.ts"
+export * from "./ExplanationText.ts"
 export * from "./ForeignLines.ts"
 export * from "./Importer.ts"
 export * from "./Inspection.ts"

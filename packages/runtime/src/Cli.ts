@@ -10,6 +10,7 @@ import { appendCommand } from "./cli/Append.ts"
 import { demoCommand } from "./cli/Demo.ts"
 import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
+import { evidenceCommand, explainCommand } from "./cli/Explain.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { importCommand } from "./cli/Import.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
@@ -42,7 +43,9 @@ export const logbookCli = rootCommand.pipe(
     memoryCommand,
     factsCommand,
     searchCommand,
-    importCommand
+    importCommand,
+    explainCommand,
+    evidenceCommand
   ])
 )
 
