@@ -25,6 +25,7 @@ import { Effect, Option, Result, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { parseForeignLine } from "./ForeignLines.ts"
+import { deriveSessionMemory } from "./MemoryDerivation.ts"
 
 /** What to import. */
 export interface ImportOptions {
@@ -75,7 +76,16 @@ export interface SourceReport {
   readonly pending_tail_bytes: number
   /** Usage counted for the turn still open at the end of the source (not in the log until the turn ends). */
   readonly open_turn_usage: UsageTotals
+  /** What became of the session's memory view after this import (absent when nothing was written). */
+  readonly memory?: MemoryOutcome
 }
+
+/**
+ * The memory view of a session the import wrote to: derived from the log and written, already
+ * equivalent, left alone because the host wrote its own, or not derived (with the reason; the
+ * imported events are in the log either way).
+ */
+export type MemoryOutcome = "written" | "unchanged" | "host view kept" | `not derived: ${string}`
 
 /** The outcome of an import. */
 export interface ImportReport {
@@ -602,6 +612,7 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
       : known
       ? emptyReport(candidate.path, "unchanged", "")
       : yield* importSource(options.sessionsDir, candidate.path, options.format).pipe(
+        Effect.flatMap((imported) => deriveImportedMemory(options.sessionsDir, imported)),
         Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message)))
       )
     if (
@@ -616,6 +627,22 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
   }
   return summarise(sources)
 })
+
+/**
+ * Derives the memory view of the session a source was imported into (sessions imported from other
+ * tools have no host to write one), so facts and search see them at once. A failure to derive is
+ * reported on the source, never turned into a failed import.
+ */
+export const deriveImportedMemory = Effect.fn("Importer.deriveImportedMemory")(
+  function*(sessionsDir: string, report: SourceReport) {
+    if ((report.status !== "created" && report.status !== "updated") || report.session === undefined) return report
+    const memory = yield* deriveSessionMemory(sessionsDir, report.session).pipe(
+      Effect.map((r): MemoryOutcome => r.keptHostView ? "host view kept" : r.written ? "written" : "unchanged"),
+      Effect.catch((error) => Effect.succeed<MemoryOutcome>(`not derived: ${error.message}`))
+    )
+    return { ...report, memory }
+  }
+)
 
 /** Totals over the per-source reports. */
 export const summarise = (sources: ReadonlyArray<SourceReport>): ImportReport => {

@@ -8,7 +8,7 @@
  */
 import type { ImportFormat } from "@logbook/domain"
 import type { ImportReport, SourceReport } from "@logbook/projections"
-import { importInput, importSessions, summarise } from "@logbook/projections"
+import { deriveImportedMemory, importInput, importSessions, summarise } from "@logbook/projections"
 import { Config, Duration, Effect, Option, Stdio } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as NodeOs from "node:os"
@@ -87,8 +87,17 @@ const summaryLines = (report: ImportReport, sessionsDir: string, next: string): 
       )
     )
   }
+  const derived = report.sources.filter((s) => s.memory === "written").length
+  const notDerived = report.sources.filter((s) => s.memory?.startsWith("not derived") === true)
+  if (derived > 0) {
+    lines.push(`${plural(derived, "memory view")} derived from the imported logs (facts and search see them).`)
+  }
+  lines.push(...notDerived.map((s) => `  ${s.session ?? s.path}: memory view ${s.memory ?? ""}`))
   const first = report.sources.find((s) => s.status === "created" || s.status === "updated")
-  if (first?.session !== undefined) lines.push(`Next: ${next} show ${shellQuote(first.session)}`)
+  if (first?.session !== undefined) {
+    const session = shellQuote(first.session)
+    lines.push(`Next: ${next} show ${session}; ${next} explain ${session}; ${next} search <words> --in history`)
+  }
   return lines
 }
 
@@ -193,6 +202,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
     }
     const imported = fromStdin
       ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin }, "exec").pipe(
+        Effect.flatMap((source) => deriveImportedMemory(where.sessionsDir, source)),
         Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
         Effect.map((source) => summarise([source]))
       )

@@ -60,6 +60,40 @@ describe("logbook import", () => {
     120_000
   )
 
+  it.effect(
+    "an import derives each session's memory view, so facts, search and explain work on the imported sessions",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const imported = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
+        assert.strictEqual(imported.exitCode, 0, imported.stderr)
+        assert.include(imported.stdout, "3 memory views derived")
+        for (const session of fs.readdirSync(dir)) {
+          const view = JSON.parse(fs.readFileSync(path.join(dir, session, "derived", "memory.json"), "utf8"))
+          assert.strictEqual(view.origin, "derived", session)
+          assert.isAbove(view.grounded_facts.length, 0, session)
+        }
+        const facts = yield* logbook(["--sessions-dir", dir, "facts", "--limit", "50"])
+        assert.strictEqual(facts.exitCode, 0, facts.stderr)
+        assert.include(facts.stdout, "hooks_claudecode_handlers.go")
+        const search = yield* logbook(["--sessions-dir", dir, "search", "repository", "--in", "history", "--json"])
+        assert.strictEqual(search.exitCode, 0, search.stderr)
+        assert.include(search.stdout, "claude-198393f2-22db-477b-ac77-1825bea883ae")
+        const explain = yield* logbook([
+          "--sessions-dir",
+          dir,
+          "explain",
+          "claude-198393f2-22db-477b-ac77-1825bea883ae"
+        ])
+        assert.strictEqual(explain.exitCode, 0, explain.stderr)
+        assert.include(explain.stdout, "## Goal")
+        const again = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
+        assert.strictEqual(again.exitCode, 0, again.stderr)
+        assert.notInclude(again.stdout, "memory views derived")
+      }),
+    120_000
+  )
+
   it.effect("a second import of the same sources is unchanged and byte-identical", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("import-cli")
