@@ -14,13 +14,16 @@ import { makeTempRoot } from "./lib/fixtures.ts"
 import type { Outcome } from "./lib/measure.ts"
 import { note } from "./lib/measure.ts"
 import { runP1 } from "./p1-append.ts"
+import { runP10 } from "./p10-explain.ts"
 import { runP1b } from "./p1b-append-all.ts"
 import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
 import { runP5 } from "./p5-rss.ts"
+import { runP6 } from "./p6-search.ts"
 import { runP7 } from "./p7-pack.ts"
 import { runP8 } from "./p8-cli.ts"
+import { runP9 } from "./p9-import.ts"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
@@ -40,6 +43,9 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P5", runP5],
   ["P3", runP3],
   ["P7", runP7],
+  ["P6", runP6],
+  ["P9", runP9],
+  ["P10", runP10],
   ["P1b", runP1b],
   ["P8", runP8]
 ]

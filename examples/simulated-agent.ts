@@ -5,6 +5,7 @@
  * `node --conditions=@logbook/source examples/run-simulated-agent.ts [workspace]`.
  */
 import type { ThreadEvent } from "@logbook/domain"
+import { formatRfc3339 } from "@logbook/domain"
 import { SessionMemory } from "@logbook/runtime"
 import { Clock, Effect } from "effect"
 
@@ -65,7 +66,7 @@ export const runSimulatedAgent = (workspace: string, sessionId: string, turns: n
     const memory = yield* SessionMemory
     yield* memory.append({ type: "thread.started", thread_id: `thread-${sessionId}` })
     for (let n = 1; n <= turns; n++) {
-      const timestamp = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const timestamp = formatRfc3339(yield* Clock.currentTimeMillis, "Z")
       for (const event of turnEvents(n, timestamp)) yield* memory.append(event)
     }
     const replay = yield* memory.reconstructTurn(1)

@@ -70,18 +70,25 @@ export const factCandidates = (event: ThreadEvent): ReadonlyArray<string> => {
   }
 }
 
+/**
+ * The grounded-fact rule shared by the eviction summary and the derived memory view
+ * (docs/search.md#derived-memory): normalises `candidate`, and returns the fact to add, or
+ * `undefined` when it is empty, an exact duplicate of an earlier fact, or the list is full.
+ */
+export const acceptFact = (facts: ReadonlyArray<string>, candidate: string): string | undefined => {
+  if (facts.length >= MAX_EVICTION_GROUNDED_FACTS) return undefined
+  const fact = normalizeFact(candidate)
+  return fact.length === 0 || facts.includes(fact) ? undefined : fact
+}
+
 /** Adds one decoded evicted event to the summary. */
 export const addToEvictionSummary = (acc: EvictionSummaryAcc, event: ThreadEvent): EvictionSummaryAcc => {
   const eventTypes = new Map(acc.eventTypes)
   eventTypes.set(event.type, (eventTypes.get(event.type) ?? 0) + 1)
   let facts = acc.facts
-  if (facts.length < MAX_EVICTION_GROUNDED_FACTS) {
-    for (const candidate of factCandidates(event)) {
-      const fact = normalizeFact(candidate)
-      if (fact.length === 0 || facts.includes(fact)) continue
-      facts = [...facts, fact]
-      if (facts.length >= MAX_EVICTION_GROUNDED_FACTS) break
-    }
+  for (const candidate of factCandidates(event)) {
+    const fact = acceptFact(facts, candidate)
+    if (fact !== undefined) facts = [...facts, fact]
   }
   return { decodedEvents: acc.decodedEvents + 1, eventTypes, facts }
 }

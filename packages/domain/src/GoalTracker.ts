@@ -19,10 +19,10 @@ import {
   intDefaultZero,
   nullDefault,
   omittedWhenNull,
-  rfc3339FromEpochMs,
   stringsOmittedWhenEmpty,
   tolerantLiteral
 } from "./internal/goalWire.ts"
+import { formatRfc3339 } from "./Rfc3339.ts"
 
 /** Identical gap fingerprints in a row that count as a classifier stall. */
 export const GOAL_CLASSIFIER_STALL_THRESHOLD = 2
@@ -309,7 +309,7 @@ const historyEntry = (
   now: GoalClock,
   extra: Partial<Omit<GoalHistoryEntry, "timestamp" | "event">> = {}
 ): GoalHistoryEntry => ({
-  timestamp: rfc3339FromEpochMs(now.wallMs),
+  timestamp: formatRfc3339(now.wallMs, "Z"),
   event,
   detail: extra.detail ?? null,
   round: extra.round ?? null,
@@ -375,7 +375,7 @@ const createGoal = (state: GoalTrackerState, c: Command<"CreateGoal">, now: Goal
     phase: "executing",
     token_budget: c.tokenBudget,
     elapsed_ms: 0,
-    created_at: rfc3339FromEpochMs(now.wallMs),
+    created_at: formatRfc3339(now.wallMs, "Z"),
     current_subagent_id: null,
     current_subagent_role: null,
     total_worker_rounds: 0,

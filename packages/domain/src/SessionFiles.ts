@@ -116,7 +116,8 @@ export const encodeManifest = (m: Manifest): string =>
     ...(m.retained_turn_base === undefined ? {} : { retained_turn_base: m.retained_turn_base })
   })
 
-const entryJson = (e: TurnEntry) => ({
+/** One turn entry as its JSON object, keys in the canonical order of `index/turns.json`. */
+export const turnEntryJson = (e: TurnEntry) => ({
   turn_number: e.turn_number,
   start_offset: e.start_offset,
   end_offset: e.end_offset,
@@ -126,7 +127,7 @@ const entryJson = (e: TurnEntry) => ({
 
 /** Canonical `index/turns.json` bytes for the given entries (`{"entries":[…]}`, compact, keys in order). */
 export const encodeTurnIndex = (entries: ReadonlyArray<TurnEntry>): string =>
-  JSON.stringify({ entries: entries.map(entryJson) })
+  JSON.stringify({ entries: entries.map(turnEntryJson) })
 
 /**
  * The same bytes as {@link encodeTurnIndex}, as a sequence of text chunks of at most `perChunk`
@@ -136,7 +137,7 @@ export function* encodeTurnIndexChunks(entries: ReadonlyArray<TurnEntry>, perChu
   const size = Math.max(1, Math.floor(perChunk))
   yield "{\"entries\":["
   for (let i = 0; i < entries.length; i += size) {
-    const body = entries.slice(i, i + size).map((e) => JSON.stringify(entryJson(e))).join(",")
+    const body = entries.slice(i, i + size).map((e) => JSON.stringify(turnEntryJson(e))).join(",")
     yield i === 0 ? body : "," + body
   }
   yield "]}"

@@ -17,7 +17,7 @@ import {
   U64,
   U8
 } from "./internal/eventFields.ts"
-import { parseJsonText } from "./internal/jsonText.ts"
+import { decodeUtf8, isJsonObject, parseJsonText, trimWhitespace } from "./internal/jsonText.ts"
 import { MatrixSnapshot } from "./MatrixSnapshot.ts"
 import { ThreadItem } from "./ThreadItem.ts"
 
@@ -486,6 +486,43 @@ export const decodeEnvelope: (input: unknown) => Result.Result<VersionedThreadEv
  */
 export const decodeLineText = (line: string): Result.Result<VersionedThreadEvent, Schema.SchemaError> =>
   Result.flatMap(parseJsonText(line), decodeEnvelope)
+
+/** Why one line of host input holds no event (see {@link decodeInputLine}). */
+export type InputLineProblem =
+  | { readonly _tag: "NotUtf8" }
+  | { readonly _tag: "NotJson"; readonly detail: string }
+  | { readonly _tag: "NotObject" }
+  | { readonly _tag: "Invalid"; readonly error: Schema.SchemaError }
+  | { readonly _tag: "NoEventShape" }
+
+/**
+ * Decodes one line a host hands over (bytes, with or without its `\n`), read the way the log's
+ * own lines are read: strict UTF-8, Rust `str::trim` whitespace, one JSON object. An object with
+ * a `type` key is a bare event, one with `event` (and no `type`) an envelope whose event is
+ * taken; a blank line is `undefined`. Never throws.
+ */
+export const decodeInputLine = (bytes: Uint8Array): Result.Result<ThreadEvent | undefined, InputLineProblem> => {
+  const text = decodeUtf8(bytes)
+  if (text === undefined) return Result.fail({ _tag: "NotUtf8" })
+  const trimmed = trimWhitespace(text)
+  if (trimmed.length === 0) return Result.succeed(undefined)
+  const json = Result.try({
+    try: (): unknown => JSON.parse(trimmed),
+    catch: (error): InputLineProblem => ({
+      _tag: "NotJson",
+      detail: error instanceof Error ? error.message : String(error)
+    })
+  })
+  if (Result.isFailure(json)) return Result.fail(json.failure)
+  const value = json.success
+  if (!isJsonObject(value)) return Result.fail({ _tag: "NotObject" })
+  const invalid = (error: Schema.SchemaError): InputLineProblem => ({ _tag: "Invalid", error })
+  if (Object.hasOwn(value, "type")) return Result.mapError(decodeEvent(value), invalid)
+  if (Object.hasOwn(value, "event")) {
+    return Result.mapBoth(decodeEnvelope(value), { onFailure: invalid, onSuccess: (envelope) => envelope.event })
+  }
+  return Result.fail({ _tag: "NoEventShape" })
+}
 
 /**
  * The timestamp the host recorded for an event, when it did: `turn.started` →

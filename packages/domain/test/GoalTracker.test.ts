@@ -37,6 +37,7 @@ import {
   iso,
   noGoal,
   patched,
+  quietGoalFields,
   trackerOf,
   VID,
   VID2
@@ -162,15 +163,7 @@ describe("GoalTracker: resume", () => {
       given(busyIn(status)).when(GoalCommand.Resume(), at(3_000)).then(
         patched(busyIn(status), {
           status: "active",
-          pause_message: null,
-          classifier_runs_attempted: 0,
-          rounds_since_verify: 0,
-          consecutive_not_achieved: 0,
-          last_strategist_fired_at: 0,
-          strategist_cap_bonus: 0,
-          last_strategy_path: null,
-          last_strategy_recommendation: null,
-          classifier_stall_count: 0,
+          ...quietGoalFields,
           last_gap_fingerprint: null,
           history: [...busyGoal.history, entry("goal_resumed", 3_000)]
         }, { activeSince: Option.some(at(3_000).monotonicMs) }),
@@ -702,15 +695,7 @@ describe("GoalTracker: snapshot wire format", () => {
       parent_tokens_spent: 0,
       last_session_tokens_seen: null,
       history: [],
-      pause_message: null,
-      classifier_stall_count: 0,
-      classifier_runs_attempted: 0,
-      rounds_since_verify: 0,
-      consecutive_not_achieved: 0,
-      last_strategist_fired_at: 0,
-      strategist_cap_bonus: 0,
-      last_strategy_path: null,
-      last_strategy_recommendation: null,
+      ...quietGoalFields,
       changes_baseline_commit: null,
       last_gap_fingerprint: null
     })

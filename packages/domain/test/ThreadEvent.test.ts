@@ -5,6 +5,7 @@ import { encodeEvent, encodeLine } from "../src/Encode.ts"
 import {
   decodeEnvelope,
   decodeEvent,
+  decodeInputLine,
   decodeLineText,
   EVENT_SCHEMA_VERSION,
   eventTimestamp,
@@ -438,5 +439,35 @@ describe("ThreadEvent", () => {
       assert.strictEqual(event.type === "thread.completed" ? event.usage.input_tokens : 0, 2 ** 64)
       assert.isAtLeast(event.type === "thread.completed" ? (event.total_cost_usd ?? 0) : 0, 2 ** 64)
     })
+  })
+})
+
+describe("decodeInputLine", () => {
+  const bytes = (text: string) => new TextEncoder().encode(text)
+  const tagOf = (text: string | Uint8Array) => {
+    const decoded = decodeInputLine(typeof text === "string" ? bytes(text) : text)
+    return Result.isFailure(decoded) ? decoded.failure._tag : "ok"
+  }
+
+  it("reads a bare event and the event of an envelope, whitespace and newline trimmed", () => {
+    assert.deepStrictEqual(
+      decodeInputLine(bytes(" {\"type\":\"turn.started\"}\r\n")),
+      Result.succeed({ type: "turn.started" })
+    )
+    assert.deepStrictEqual(
+      decodeInputLine(bytes("{\"schema_version\":\"0.18.0\",\"event\":{\"type\":\"turn.started\"}}\n")),
+      Result.succeed({ type: "turn.started" })
+    )
+    assert.deepStrictEqual(decodeInputLine(bytes("  \t\n")), Result.succeed(undefined))
+  })
+
+  it("names why a line holds no event", () => {
+    assert.strictEqual(tagOf(new Uint8Array([0x7b, 0xff, 0x7d])), "NotUtf8")
+    assert.strictEqual(tagOf("{not json"), "NotJson")
+    assert.strictEqual(tagOf("\ufeff{\"type\":\"turn.started\"}"), "NotJson")
+    assert.strictEqual(tagOf("[1,2]"), "NotObject")
+    assert.strictEqual(tagOf("{\"type\":\"turn.completed\",\"usage\":[]}"), "Invalid")
+    assert.strictEqual(tagOf("{\"schema_version\":\"0.18.0\",\"event\":{\"type\":\"turn.failed\"}}"), "Invalid")
+    assert.strictEqual(tagOf("{\"kind\":\"turn.started\"}"), "NoEventShape")
   })
 })

@@ -30,6 +30,7 @@ import {
   decodePendingCapRewriteText,
   decodeTurnIndexText,
   emptyLogScan,
+  formatRfc3339,
   isStoredMetadataTrusted,
   matchingMarker,
   provisionalTurnBase,
@@ -299,9 +300,6 @@ interface Loaded {
   readonly freshView: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> } | undefined
 }
 
-/** RFC 3339 in UTC with a `+00:00` offset, as the store writes its timestamps. */
-const isoFromMillis = (ms: number): string => new Date(ms).toISOString().replace("Z", "+00:00")
-
 const load = (sessionsDir: string, sessionId: string) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
@@ -336,7 +334,7 @@ const load = (sessionsDir: string, sessionId: string) =>
       live,
       eventsPresent: Option.isSome(eventsInfo),
       fileLen,
-      mtime: Option.isSome(eventsInfo) ? isoFromMillis(Math.trunc(eventsInfo.value.mtimeMs)) : "",
+      mtime: Option.isSome(eventsInfo) ? formatRfc3339(Math.trunc(eventsInfo.value.mtimeMs)) : "",
       manifest,
       index,
       marker,
@@ -353,7 +351,7 @@ const load = (sessionsDir: string, sessionId: string) =>
 const scanLoaded = (loaded: Loaded, onProgress: InspectOptions["onProgress"]) =>
   Effect.flatMap(
     Clock.currentTimeMillis,
-    (nowMs) => scanEvents(loaded.paths.events, loaded.fileLen, loaded.rescan, isoFromMillis(nowMs), onProgress)
+    (nowMs) => scanEvents(loaded.paths.events, loaded.fileLen, loaded.rescan, formatRfc3339(nowMs), onProgress)
   )
 
 /** The view `open` would rebuild from a rescan (domain's `rebuiltManifest`; the events' mtime stands in for "now"). */

@@ -7,7 +7,7 @@
 import type { Manifest } from "@logbook/domain"
 import { compareInstants, parseRfc3339 } from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
-import { isSessionLive, loadManifest, pathsForDir, SessionFs } from "@logbook/store"
+import { isSessionLive, loadManifestCached, pathsForDir, SessionFs } from "@logbook/store"
 import { Effect, Option } from "effect"
 import { resolve } from "node:path"
 
@@ -78,7 +78,11 @@ const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolean): Ses
  * ignored; directories whose manifest is missing, unreadable or invalid are listed in
  * `unreadable`. A missing root is an empty store.
  *
- * **Gotchas**: reads every manifest (O(sessions)); `live` is a snapshot of the lock.
+ * Manifests come through the process-wide manifest LRU (200 entries keyed by path, valid while the
+ * file's mtime and size are unchanged; the store's own manifest writes evict their entry), so
+ * listing again only re-reads manifests that changed.
+ *
+ * **Gotchas**: stats every session (O(sessions)); `live` is a snapshot of the lock.
  */
 export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
   function*(sessionsDir: string, options: RecentSessionsOptions = {}) {
@@ -93,9 +97,12 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
       const paths = pathsForDir(root, name)
       const info = yield* fs.lstat(paths.dir)
       if (Option.isNone(info) || info.value.type !== "Directory") continue
-      const manifest = yield* loadManifest(paths.manifest).pipe(
-        Effect.catch(() => Effect.succeed(Option.none<Manifest>()))
-      )
+      const manifestInfo = yield* fs.lstat(paths.manifest).pipe(Effect.catch(() => Effect.succeed(Option.none())))
+      const manifest = Option.isNone(manifestInfo) || manifestInfo.value.type !== "File"
+        ? Option.none<Manifest>()
+        : yield* loadManifestCached(paths.manifest, manifestInfo.value).pipe(
+          Effect.catch(() => Effect.succeed(Option.none<Manifest>()))
+        )
       if (Option.isNone(manifest)) {
         unreadable.push(name)
         continue

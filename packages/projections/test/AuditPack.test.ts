@@ -9,6 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { SessionAuditPack } from "@logbook/domain"
 import { encodeAuditPack, InvalidPack } from "@logbook/domain"
 import { auditPackPath, FaultController, SessionFs, SessionRegistry } from "@logbook/store"
+import { appendAll, ev, nodeLayer, openLog, pathsOf, sessionsRoot, turn } from "@logbook/testkit"
 import { Effect, Exit, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { execFileSync } from "node:child_process"
@@ -24,7 +25,8 @@ import {
   writeAuditPack
 } from "../src/AuditPack.ts"
 import { generateSigningKeyPair } from "../src/PackSigning.ts"
-import { appendAll, ev, nodeLayer, openLog, pathsOf, testRoot, turn } from "./fixtures/logHelpers.ts"
+
+const testRoot = sessionsRoot("projections")
 
 /** A completed two-turn session `s` below `root`, written through the store, plus a nested derived file. */
 const recordSession = (root: string, id = "s") =>

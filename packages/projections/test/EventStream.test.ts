@@ -7,19 +7,19 @@ import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine } from "@logbook/domain"
 import { EventLog, SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
+import { tempDir } from "@logbook/testkit"
 import { Effect, Fiber, Layer, Ref, Stream } from "effect"
 import type { Scope } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { LogRecord } from "../src/EventStream.ts"
 import { followEventRecords, readEventRecords, readTurn } from "../src/EventStream.ts"
 
 const layer = Layer.provideMerge(Layer.fresh(SessionRegistry.layer), SessionFs.layerNode)
 
-const tempRoot: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.sync(() => path.join(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "logbook-stream-"))), "sessions")),
-  (root) => Effect.sync(() => fs.rmSync(path.dirname(root), { recursive: true, force: true }))
+const tempRoot: Effect.Effect<string, never, Scope.Scope> = Effect.map(
+  tempDir("stream"),
+  (base) => path.join(base, "sessions")
 )
 
 const usage = { input_tokens: 1, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 1 }

@@ -8,28 +8,18 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { Manifest, ThreadEvent, TurnEntry } from "@logbook/domain"
-import { decodeEvent, decodeManifestText, decodeTurnIndexText } from "@logbook/domain"
+import { decodeManifestText, decodeTurnIndexText } from "@logbook/domain"
 import type { SessionPaths } from "@logbook/store"
+import { appendAll, editJson, ev, nodeLayer, openLog, pathsOf, sessionsRoot, turn } from "@logbook/testkit"
 import { Effect, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { inspectSession } from "../src/Inspection.ts"
-import { appendAll, editJson, ev, nodeLayer, openLog, pathsOf, testRoot, turn } from "./fixtures/logHelpers.ts"
+
+/** A temporary workspace for one test, removed with its scope. */
+const testRoot = () => sessionsRoot("projections")
 
 const ID = "drift"
-
-const matrixUpdated = (id: string, revision: number): ThreadEvent => {
-  const decoded = decodeEvent({
-    type: "matrix.updated",
-    spec: { id, tasks: [], resources: {} },
-    lifecycle: "running",
-    tasks: [],
-    generation: null,
-    revision
-  })
-  if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-  return decoded.success
-}
 
 const withoutTimestamps = (m: Manifest) => {
   const { created_at: _c, updated_at: _u, ...rest } = m
@@ -66,7 +56,7 @@ const assertNoDrift = (root: string, label: string) =>
 /** The reference session: a matrix prelude, turns with and without recorded timestamps, an out-of-turn record. */
 const reference: ReadonlyArray<ThreadEvent> = [
   ev.threadStarted(),
-  matrixUpdated("m1", 1),
+  ev.matrixUpdated("m1", 1),
   ...turn("one", "uno"),
   ev.error("between turns"),
   ev.turnStarted("2026-01-02T03:04:05.000+00:00"),
@@ -148,7 +138,7 @@ const damages: ReadonlyArray<readonly [string, (p: SessionPaths) => void]> = [
 describe("Inspection drift against EventLog.open", () => {
   it.effect("every damaged, stale or intact metadata case: inspection equals what open persists", () =>
     Effect.gen(function*() {
-      const { base } = yield* testRoot
+      const { base } = yield* testRoot()
       for (const [name, damage] of damages) {
         const root = path.join(base, name.replace(/\W+/g, "-"))
         yield* writeReference(root)
@@ -159,7 +149,7 @@ describe("Inspection drift against EventLog.open", () => {
 
   it.effect("a cut at every byte of the last two lines (what a kill leaves): inspection equals what open persists", () =>
     Effect.gen(function*() {
-      const { base } = yield* testRoot
+      const { base } = yield* testRoot()
       const source = path.join(base, "source")
       yield* writeReference(source, [...reference, ev.turnStarted(), ev.msg("open turn")])
       const bytes = fs.readFileSync(pathsOf(source, ID).events)
@@ -183,7 +173,7 @@ describe("Inspection drift against EventLog.open", () => {
         let before: { manifest: string; turns: string } | undefined
         yield* Effect.scoped(Effect.gen(function*() {
           const log = yield* openLog(root, ID, { maxEvents: 14, maxBytes: 0, evictionLowWater: 1 })
-          yield* appendAll(log, [matrixUpdated("m1", 1), ...turn("one"), matrixUpdated("m1", 2), ...turn("two")])
+          yield* appendAll(log, [ev.matrixUpdated("m1", 1), ...turn("one"), ev.matrixUpdated("m1", 2), ...turn("two")])
           yield* appendAll(log, [...turn("three"), ...turn("four")])
           yield* log.flush
           before = { manifest: fs.readFileSync(p.manifest, "utf8"), turns: fs.readFileSync(p.turns, "utf8") }
@@ -197,7 +187,7 @@ describe("Inspection drift against EventLog.open", () => {
 
     it.effect("each crash window of a rewrite: inspection equals what open persists", () =>
       Effect.gen(function*() {
-        const { base } = yield* testRoot
+        const { base } = yield* testRoot()
         const windows: ReadonlyArray<
           readonly [string, (p: SessionPaths, before: { manifest: string; turns: string }) => void]
         > = [
@@ -241,7 +231,7 @@ describe("Inspection drift against EventLog.open", () => {
 
     it.effect("a rewrite that evicted thread.completed: inspection, open and a rescan all keep the status", () =>
       Effect.gen(function*() {
-        const { base } = yield* testRoot
+        const { base } = yield* testRoot()
         const { before, p, root } = yield* capped(base, "completed", [
           ev.turnStarted(),
           ev.threadCompleted(),

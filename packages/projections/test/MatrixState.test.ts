@@ -3,20 +3,15 @@ import type { MatrixSnapshot, MatrixSpec, ThreadEvent } from "@logbook/domain"
 import { encodeLine, Matrix } from "@logbook/domain"
 import type { SnapshotLine } from "@logbook/store"
 import { EventLog, SessionFs, SessionRegistry } from "@logbook/store"
-import { buildTestSpec } from "@logbook/testkit"
+import { buildTestSpec, tempDir } from "@logbook/testkit"
 import { Effect, Layer, Result, Stream } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { matrixState, matrixStateOfEventsFile, matrixStateOfLines } from "../src/MatrixState.ts"
 
 const layer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
 
-const tempRoot = () =>
-  Effect.acquireRelease(
-    Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "logbook-matrix-state-"))),
-    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  )
+const tempRoot = () => tempDir("matrix-state")
 
 const specOf = (id: string): MatrixSpec => buildTestSpec(id)
 

@@ -4,18 +4,18 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { EventLog, SessionFs, SessionRegistry } from "@logbook/store"
+import { tempDir } from "@logbook/testkit"
 import { Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { recentSessions } from "../src/RecentSessions.ts"
 
 const layer = Layer.provideMerge(Layer.fresh(SessionRegistry.layer), SessionFs.layerNode)
 
-const tempRoot: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.sync(() => path.join(fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "logbook-recent-"))), "sessions")),
-  (root) => Effect.sync(() => fs.rmSync(path.dirname(root), { recursive: true, force: true }))
+const tempRoot: Effect.Effect<string, never, Scope.Scope> = Effect.map(
+  tempDir("recent"),
+  (base) => path.join(base, "sessions")
 )
 
 const writeSession = (root: string, name: string, updatedAt: string, extra: Record<string, unknown> = {}) => {

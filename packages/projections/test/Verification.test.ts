@@ -8,13 +8,16 @@ import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine } from "@logbook/domain"
 import type { SessionLog } from "@logbook/store"
 import { diskUsage } from "@logbook/store"
+import { appendAll, editJson, ev, nodeLayer, openLog, pathsOf, sessionsRoot, turn } from "@logbook/testkit"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { checkLine, inspectSession } from "../src/Inspection.ts"
 import { findSession } from "../src/SessionLookup.ts"
 import { verifySession } from "../src/Verification.ts"
-import { appendAll, editJson, ev, nodeLayer, openLog, pathsOf, testRoot, turn } from "./fixtures/logHelpers.ts"
+
+/** A temporary workspace for one test, removed with its scope. */
+const testRoot = () => sessionsRoot("projections")
 
 const line = (e: ThreadEvent): string => encodeLine(e) + "\n"
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)
@@ -56,7 +59,7 @@ const kinds = (findings: ReadonlyArray<{ readonly kind: string }>) => findings.m
 describe("Verify", () => {
   it.effect("a session written by EventLog verifies clean and its stored metadata is used as is", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       yield* record(root, "s", [ev.threadStarted(), ...turn("a", "b"), ...turn("c"), ev.turnStarted()])
       const report = yield* verifySession(root, "s")
       assert.deepStrictEqual(report.findings, [])
@@ -72,7 +75,7 @@ describe("Verify", () => {
 
   it.effect("a torn tail is reported once with its offset, and verification writes nothing", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       yield* record(root, "s", turn("a"))
       const paths = pathsOf(root, "s")
       const before = fs.statSync(paths.events).size
@@ -88,7 +91,7 @@ describe("Verify", () => {
 
   it.effect("malformed and undecodable lines are listed with their byte offsets and reasons", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       const paths = pathsOf(root, "raw")
       fs.mkdirSync(paths.dir, { recursive: true })
       const lines = [
@@ -125,7 +128,7 @@ describe("Verify", () => {
 
   it.effect("metadata damage that open's fast path trusts is reported field by field", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       yield* record(root, "s", [...turn("a"), ...turn("b", "c"), ev.turnStarted(), ev.msg("d")])
       const paths = pathsOf(root, "s")
       editJson(paths.manifest, (m) => ({ ...m, event_count: Number(m.event_count) + 5, status: "completed" }))
@@ -146,7 +149,7 @@ describe("Verify", () => {
 
   it.effect("with stale metadata the effective view is exactly what open rebuilds by rescanning", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       yield* record(root, "s", [...turn("a"), ...turn("b", "c"), ev.turnStarted(), ev.msg("d")])
       const paths = pathsOf(root, "s")
       editJson(paths.manifest, (m) => ({ ...m, persisted_file_len: 7, event_count: 1, turn_count: 0 }))
@@ -181,7 +184,7 @@ describe("Verify", () => {
 
   it.effect("a leftover cap-rewrite marker and a planted manifest link are findings", () =>
     Effect.gen(function*() {
-      const { outside, root } = yield* testRoot
+      const { outside, root } = yield* testRoot()
       yield* record(root, "s", turn("a"))
       const paths = pathsOf(root, "s")
       fs.writeFileSync(paths.marker, JSON.stringify({ previous_file_len: 10, new_file_len: 5, retained_turn_base: 2 }))
@@ -195,7 +198,7 @@ describe("Verify", () => {
 
   it.effect("a missing session fails SessionNotFound and nothing is created", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       const exit = yield* Effect.exit(verifySession(root, "ghost"))
       assert.isTrue(Exit.isFailure(exit))
       const error = yield* Effect.flip(findSession(root, "ghost"))
@@ -206,7 +209,7 @@ describe("Verify", () => {
 
   it.effect("a session directory replaced by a symlink is refused, not followed", () =>
     Effect.gen(function*() {
-      const { outside, root } = yield* testRoot
+      const { outside, root } = yield* testRoot()
       yield* record(root, "real", turn("a"))
       fs.symlinkSync(pathsOf(root, "real").dir, path.join(root, "alias"))
       const error = yield* Effect.flip(findSession(root, "alias"))
@@ -216,7 +219,7 @@ describe("Verify", () => {
 
   it.effect("a session whose thread.completed was evicted by a cap rewrite verifies clean, and so does its rescan", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       yield* Effect.scoped(Effect.flatMap(
         openLog(root, "capped", { maxEvents: 2, maxBytes: 0 }),
         (log) => appendAll(log, [ev.turnStarted(), ev.threadCompleted(), ev.completed()])
@@ -232,7 +235,7 @@ describe("Verify", () => {
 
   it.effect("after a rewrite whose marker and metadata were lost, verify numbers turns as open does", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       const p = pathsOf(root, "lost")
       const matrix = (revision: number): ThreadEvent => ({
         type: "matrix.updated",
@@ -261,7 +264,7 @@ describe("Verify", () => {
 
   it.effect("a VT Code log with token counts beyond 2^53 inspects, opens and verifies alike", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       const paths = pathsOf(root, "vt")
       fs.mkdirSync(paths.dir, { recursive: true })
       const completedWith = (tokens: string) =>
@@ -294,7 +297,7 @@ describe("Verify", () => {
 
   it.effect("disk usage counts the regular files of the session tree", () =>
     Effect.gen(function*() {
-      const { root } = yield* testRoot
+      const { root } = yield* testRoot()
       yield* record(root, "s", turn("a"))
       const paths = pathsOf(root, "s")
       const usage = yield* diskUsage(paths.dir)

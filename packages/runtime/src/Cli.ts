@@ -10,8 +10,11 @@ import { appendCommand } from "./cli/Append.ts"
 import { demoCommand } from "./cli/Demo.ts"
 import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
+import { evidenceCommand, explainCommand } from "./cli/Explain.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
+import { importCommand } from "./cli/Import.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
+import { factsCommand, memoryCommand, searchCommand } from "./cli/Memory.ts"
 import { migrateCommand } from "./cli/Migrate.ts"
 import { packCommand } from "./cli/Pack.ts"
 import { retentionCommand } from "./cli/Retention.ts"
@@ -36,7 +39,13 @@ export const logbookCli = rootCommand.pipe(
     goalCommand,
     progressCommand,
     packCommand,
-    migrateCommand
+    migrateCommand,
+    memoryCommand,
+    factsCommand,
+    searchCommand,
+    importCommand,
+    explainCommand,
+    evidenceCommand
   ])
 )
 

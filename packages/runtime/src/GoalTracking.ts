@@ -13,6 +13,7 @@ import type { GoalClock, GoalCommand, GoalStep, GoalTrackerState, ProgressLedger
 import {
   applyGoalCommand,
   emptyGoalTracker,
+  formatRfc3339,
   GoalCommand as Commands,
   goalElapsedAt,
   goalTrackerFromSnapshot,
@@ -122,7 +123,7 @@ export const makeGoalTracking = (paths: SessionPaths): Effect.Effect<GoalTrackin
       update: (ledger: Option.Option<ProgressLedger>, nowIso: string) => ProgressLedger
     ) {
       const current = yield* withFs(loadProgress(paths))
-      const nowIso = new Date(yield* Clock.currentTimeMillis).toISOString().replace("Z", "+00:00")
+      const nowIso = formatRfc3339(yield* Clock.currentTimeMillis)
       const next = update(current, nowIso)
       yield* withFs(saveProgress(paths, next))
       return next

@@ -3,10 +3,18 @@
  * layer opens the session's log; releasing it flushes, completes, releases the lock, and
  * then applies the retention policy preserving this session (docs/log.md#retention-other).
  */
-import type { RetentionPolicy } from "@logbook/domain"
+import type { RetentionPolicy, SessionMemoryView } from "@logbook/domain"
 import { DEFAULT_RETENTION_POLICY } from "@logbook/domain"
-import type { OpenError, SessionLog, SummaryHook } from "@logbook/store"
-import { defaultSessionsDir, EventLog, Retention, SessionFs, SessionRegistry } from "@logbook/store"
+import { deriveSessionMemory } from "@logbook/projections"
+import type {
+  CreateDirError,
+  MemoryViewWriteResult,
+  OpenError,
+  SessionLog,
+  StoreIoError,
+  SummaryHook
+} from "@logbook/store"
+import { defaultSessionsDir, EventLog, Retention, SessionFs, SessionRegistry, writeMemoryView } from "@logbook/store"
 import { Context, Effect, Layer } from "effect"
 import type { Duration } from "effect"
 import type { GoalTracking } from "./GoalTracking.ts"
@@ -34,6 +42,11 @@ export interface SessionMemoryOptions {
   readonly autoFlush?: Duration.Input | undefined
   /** Fail with `SessionLocked` when another process has this session open. */
   readonly requireExclusive?: boolean | undefined
+  /**
+   * Derive `derived/memory.json` from the log when the session closes, unless the host wrote its
+   * own view (default true; docs/search.md#derived-memory).
+   */
+  readonly deriveMemory?: boolean | undefined
 }
 
 /** What a host sees of its session: the log's operations plus the goal tracker. */
@@ -42,6 +55,13 @@ export interface SessionMemoryApi extends SessionLog {
   readonly goals: GoalTracking
   /** Matrix orchestration state: every mutation is appended and flushed before it returns. */
   readonly matrix: MatrixCoordinator
+  /**
+   * Writes the host's session memory view (`derived/memory.json`): stamped, atomic, nothing
+   * written when equivalent; a host-written view is never replaced by a derived one.
+   */
+  readonly writeMemoryView: (
+    view: SessionMemoryView
+  ) => Effect.Effect<MemoryViewWriteResult, StoreIoError | CreateDirError>
 }
 
 /** The host-facing session: the event log's operations for the lifetime of the layer. */
@@ -53,7 +73,8 @@ export class SessionMemory
    * retention (preserving this session). Needs one `SessionRegistry` and `SessionFs` per process.
    *
    * Derived files never block the canonical log: an unreadable `derived/goal.json` does not fail
-   * the layer; `goals` then reports it as a typed error when used.
+   * the layer; `goals` then reports it as a typed error when used. On release, after `complete`,
+   * the memory view is derived from the log unless the host wrote its own (`deriveMemory`).
    *
    * **Gotchas**: release errors cannot reach the host (the scope is closing); they are logged.
    * Call `flush` before leaving the scope when you need to know the last events are durable.
@@ -86,6 +107,16 @@ export class SessionMemory
           autoFlush: options.autoFlush,
           requireExclusive: options.requireExclusive
         })
+        // Registered before `complete` so it runs after it: the log is flushed when it is read.
+        if (options.deriveMemory !== false) {
+          yield* Effect.addFinalizer(() =>
+            deriveSessionMemory(sessionsDir, options.sessionId).pipe(
+              Effect.catch((error) =>
+                Effect.logWarning(`deriving the memory view of ${options.sessionId} failed: ${error.message}`)
+              )
+            )
+          )
+        }
         yield* Effect.addFinalizer(() =>
           log.complete.pipe(
             Effect.catch((error) => Effect.logWarning(`closing ${options.sessionId} failed: ${error.message}`))
@@ -93,7 +124,10 @@ export class SessionMemory
         )
         const goals = yield* makeGoalTracking(log.paths)
         const matrix = yield* makeMatrixCoordinator(log)
-        return SessionMemory.of({ ...log, goals, matrix })
+        const fs = yield* SessionFs
+        const writeView = (view: SessionMemoryView) =>
+          Effect.provideService(writeMemoryView(sessionsDir, options.sessionId, view), SessionFs, fs)
+        return SessionMemory.of({ ...log, goals, matrix, writeMemoryView: writeView })
       })
     )
 

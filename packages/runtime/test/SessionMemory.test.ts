@@ -16,13 +16,18 @@ const readManifest = (workspace: string, id: string) =>
 const plantEmptyCompletedSession = (workspace: string, id: string) =>
   plantSession(sessionsOf(workspace), id, { manifest: { turn_count: 0, event_count: 0 } })
 
+/** A temporary workspace holding the completed zero-turn session `old-empty`. */
+const workspaceWithOldEmpty = Effect.tap(
+  tempWorkspace(),
+  (workspace) => Effect.sync(() => plantEmptyCompletedSession(workspace, "old-empty"))
+)
+
 const usage = { input_tokens: 1, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 1 }
 
 describe("SessionMemory", () => {
   it.effect("releasing the layer flushes the session and then applies retention around it", () =>
     Effect.gen(function*() {
-      const workspace = yield* tempWorkspace()
-      plantEmptyCompletedSession(workspace, "old-empty")
+      const workspace = yield* workspaceWithOldEmpty
       yield* Effect.gen(function*() {
         const memory = yield* SessionMemory
         yield* memory.append({ type: "turn.started" })
@@ -39,8 +44,7 @@ describe("SessionMemory", () => {
 
   it.effect("retention false leaves other sessions alone on release", () =>
     Effect.gen(function*() {
-      const workspace = yield* tempWorkspace()
-      plantEmptyCompletedSession(workspace, "old-empty")
+      const workspace = yield* workspaceWithOldEmpty
       yield* Effect.gen(function*() {
         const memory = yield* SessionMemory
         yield* memory.append({ type: "turn.started" })

@@ -14,6 +14,7 @@ import {
   DEFAULT_MAX_EVENTS,
   encodeLine,
   eventTimestamp,
+  formatRfc3339,
   lifecycleKindOf,
   locateTurn,
   scanLineText
@@ -35,7 +36,6 @@ import {
   persistMeta,
   usableFile
 } from "./internal/sessionState.ts"
-import { isoFromMillis } from "./internal/time.ts"
 import { MAX_WRITE_BUFFER_BYTES } from "./internal/writeBuffer.ts"
 import { splitLines } from "./LineSplitter.ts"
 import type { RawLine } from "./LineSplitter.ts"
@@ -68,6 +68,12 @@ export interface OpenOptions {
   readonly summaryHook?: SummaryHook | undefined
   /** Called during a rescan with bytes scanned and the total (for progress on a terminal). */
   readonly onScanProgress?: ((bytes: number, total: number) => void) | undefined
+  /**
+   * Run the durability barrier at every turn boundary (default true). A bulk writer that flushes at
+   * its end (an importer) turns it off: bytes still go to disk every 64 KiB, and a crash before the
+   * final `flush` is recovered by the rescan on the next open, as for any stale manifest.
+   */
+  readonly barrierAtTurnBoundary?: boolean | undefined
 }
 
 /** Whether this process holds the session's liveness lock. */
@@ -153,7 +159,8 @@ const makeSessionLog = (
   s: SessionState,
   fs: SessionFs["Service"],
   budgets: CapBudgets,
-  hook: SummaryHook
+  hook: SummaryHook,
+  barrierAtTurnBoundary: boolean
 ): SessionLog => {
   // Every operation first finishes a fast-path open (loads and checks the turn index).
   const locked = <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E | StoreIoError> =>
@@ -172,10 +179,10 @@ const makeSessionLog = (
     const line = serialise(event)
     if (Result.isFailure(line)) return Effect.fail(line.failure)
     const kind = lifecycleKindOf(event.type)
-    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
+    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? formatRfc3339(nowMs)) : ""
     const boundary = appendRecorded(s, line.success, kind, nowMs, ts)
     let io: Effect.Effect<void, AppendError> | undefined
-    if (boundary) {
+    if (boundary && barrierAtTurnBoundary) {
       io = persistMeta(s, fs)
     } else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) {
       // Bytes only, no metadata: the manifest's stale persisted_file_len makes a crash rescan.
@@ -229,8 +236,8 @@ const makeSessionLog = (
       const line = lines[i]
       if (event === undefined || line === undefined) break
       const kind = lifecycleKindOf(event.type)
-      const ts = kind === "turn_started" ? (eventTimestamp(event) ?? isoFromMillis(nowMs)) : ""
-      if (appendRecorded(s, line, kind, nowMs, ts)) boundary = true
+      const ts = kind === "turn_started" ? (eventTimestamp(event) ?? formatRfc3339(nowMs)) : ""
+      if (appendRecorded(s, line, kind, nowMs, ts) && barrierAtTurnBoundary) boundary = true
       capped = overBudget(s, budgets)
       full = s.buffer.length() >= MAX_WRITE_BUFFER_BYTES
       i++
@@ -382,7 +389,13 @@ export const open = Effect.fn("EventLog.open")(function*(options: OpenOptions) {
     maxBytes: options.maxBytes ?? DEFAULT_MAX_BYTES,
     lowWater: options.evictionLowWater ?? DEFAULT_EVICTION_LOW_WATER
   }
-  const log = makeSessionLog(state, fs, budgets, options.summaryHook ?? defaultSummaryHook(paths.derivedDir))
+  const log = makeSessionLog(
+    state,
+    fs,
+    budgets,
+    options.summaryHook ?? defaultSummaryHook(paths.derivedDir),
+    options.barrierAtTurnBoundary !== false
+  )
   // A zero, negative or unreadable interval means "off", like the zero budgets.
   const autoFlush = options.autoFlush === undefined
     ? Option.none<Duration.Duration>()

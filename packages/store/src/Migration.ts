@@ -7,10 +7,10 @@
  * retention never deletes them, links never followed, and a report of what was created and
  * skipped and why. The legacy files are copied byte for byte, never parsed.
  */
-import { encodeManifest, SESSION_STORE_SCHEMA_VERSION, sessionDirName } from "@logbook/domain"
+import { encodeManifest, formatRfc3339, SESSION_STORE_SCHEMA_VERSION, sessionDirName } from "@logbook/domain"
 import { Clock, Effect, Option } from "effect"
 import * as NodePath from "node:path"
-import { isoFromMillis } from "./internal/time.ts"
+
 import { Retention, RETENTION_PIN_FILE } from "./Retention.ts"
 import { SessionFs } from "./SessionFs.ts"
 import type { SessionFsApi } from "./SessionFs.ts"
@@ -181,7 +181,7 @@ export const migrateLegacy = Effect.fn("Migration.migrateLegacy")(
           yield* fs.ensurePrivateDir(staging)
           yield* fs.ensurePrivateDir(derived)
           yield* fs.writeAtomic(NodePath.join(derived, plan.target), bytes.value)
-          const stamp = isoFromMillis(plan.mtimeMs > 0 ? plan.mtimeMs : nowMs)
+          const stamp = formatRfc3339(plan.mtimeMs > 0 ? plan.mtimeMs : nowMs)
           yield* fs.writeAtomic(
             NodePath.join(staging, "manifest.json"),
             encodeManifest({
@@ -199,7 +199,7 @@ export const migrateLegacy = Effect.fn("Migration.migrateLegacy")(
           )
           yield* fs.writeAtomic(
             NodePath.join(staging, RETENTION_PIN_FILE),
-            JSON.stringify({ reason: `imported from .vtcode/${plan.source}`, pinned_at: isoFromMillis(nowMs) })
+            JSON.stringify({ reason: `imported from .vtcode/${plan.source}`, pinned_at: formatRfc3339(nowMs) })
           )
           yield* fs.rename(staging, paths.dir)
         }

@@ -20,14 +20,15 @@ import {
   ageCutoffSeconds,
   completeAbandonedManifest,
   DEFAULT_RETENTION_POLICY,
+  formatRfc3339,
   planRetention,
   sessionDirName
 } from "@logbook/domain"
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
 import { basename, dirname, join, resolve } from "node:path"
 import { regularFileUsage } from "./internal/diskUsage.ts"
+import { manifestCache } from "./internal/manifestLru.ts"
 import { emptyTrash, isSessionEntryName, removeSessionDir } from "./internal/retentionRemove.ts"
-import { isoFromMillis } from "./internal/time.ts"
 import { isSessionLive } from "./Liveness.ts"
 import { loadManifest } from "./MetaStore.ts"
 import { SessionFs } from "./SessionFs.ts"
@@ -205,7 +206,10 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
         if (Option.isNone(bytes)) continue
         const rewritten = completeAbandonedManifest(utf8.decode(bytes.value), cutoff)
         if (rewritten === undefined) continue
-        yield* fs.writeAtomic(paths.manifest, rewritten)
+        yield* Effect.ensuring(
+          fs.writeAtomic(paths.manifest, rewritten),
+          Effect.sync(() => manifestCache.evict(paths.manifest))
+        )
         marked.push(name)
       }
       return marked
@@ -250,7 +254,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   const pin = Effect.fn("Retention.pin")(function*(sessionsDir: string, sessionId: string, reason: string) {
     const s = yield* resolveSession(sessionsDir, sessionId)
     if (s.type !== "Directory") return yield* notADirectory("Retention.pin", s.paths.dir, s.type)
-    const pinnedAt = isoFromMillis(yield* Clock.currentTimeMillis)
+    const pinnedAt = formatRfc3339(yield* Clock.currentTimeMillis)
     yield* fs.writeAtomic(s.paths.pin, JSON.stringify({ reason, pinned_at: pinnedAt }))
   })
 

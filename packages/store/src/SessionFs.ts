@@ -118,6 +118,11 @@ export interface SessionFsApi {
   ) => Effect.Effect<void, StoreIoError | E>
   /** `lstat`: `None` when missing. */
   readonly lstat: (path: string) => Effect.Effect<Option.Option<FileInfo>, StoreIoError>
+  /**
+   * `lstat` of every path in one effect (`undefined` when missing), for scans of a whole sessions
+   * root; any other error fails the batch (reported on the first path).
+   */
+  readonly lstatMany: (paths: ReadonlyArray<string>) => Effect.Effect<Array<FileInfo | undefined>, StoreIoError>
   /** Sorted names of a directory's direct children; a symlinked directory is refused (`ELOOP`). */
   readonly listDir: (path: string) => Effect.Effect<ReadonlyArray<string>, StoreIoError>
   /** `rename(2)`; not followed by a directory fsync. */

@@ -5,10 +5,9 @@
  * itself is the write path's business (`EventLog` runs it after an append crosses a budget).
  */
 import type { ThreadEvent } from "@logbook/domain"
-import { addToEvictionSummary, emptyEvictionSummary, evictionSummaryFile } from "@logbook/domain"
+import { addToEvictionSummary, emptyEvictionSummary, evictionSummaryFile, formatRfc3339 } from "@logbook/domain"
 import { Clock, Effect, Schema, Stream } from "effect"
 import * as NodePath from "node:path"
-import { isoFromMillis } from "./internal/time.ts"
 import { SessionFs } from "./SessionFs.ts"
 import type { StoreIoError } from "./StoreError.ts"
 
@@ -57,7 +56,7 @@ export const evictionSummaryPath = (derivedDir: string, rangeDigest: string): st
 export const defaultSummaryHook = (derivedDir: string): SummaryHook => (range) =>
   Effect.gen(function*() {
     const acc = yield* Stream.runFold(range.events, () => emptyEvictionSummary, addToEvictionSummary)
-    const createdAt = isoFromMillis(yield* Clock.currentTimeMillis)
+    const createdAt = formatRfc3339(yield* Clock.currentTimeMillis)
     const file = evictionSummaryFile(acc, {
       sessionId: range.sessionId,
       createdAt,

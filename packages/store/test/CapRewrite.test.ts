@@ -8,6 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine } from "@logbook/domain"
+import { ev as events } from "@logbook/testkit"
 import { Effect, Exit, Layer, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
@@ -470,15 +471,7 @@ describe("CapRewrite", () => {
     it.effect("evicting the turn that holds thread.completed keeps the status through a rescan without metadata", () =>
       Effect.gen(function*() {
         const root = yield* tempRoot("cap-status")
-        const threadCompleted = ev({
-          type: "thread.completed",
-          thread_id: "th",
-          session_id: "s",
-          subtype: "success",
-          outcome_code: "ok",
-          usage,
-          num_turns: 1
-        })
+        const threadCompleted = events.threadCompleted()
         const open = EventLog.open({ sessionsDir: root, sessionId: "done", maxEvents: 2, maxBytes: 0 })
         const paths = yield* Effect.scoped(Effect.gen(function*() {
           const log = yield* open

@@ -117,6 +117,18 @@ describe("EventLog.appendAll", () => {
     )
 
     it.effect.prop(
+      "without turn-boundary barriers too, batches leave what appending one by one leaves",
+      { ops },
+      ({ ops }) =>
+        Effect.gen(function*() {
+          const { batched, batchedPaths, single } = yield* runBoth(batchesOf(ops), { barrierAtTurnBoundary: false })
+          assert.deepStrictEqual(batched, single)
+          assertDiskConsistent(batchedPaths)
+        }),
+      { timeout: 120_000, arbitrary: { runs: 20 } }
+    )
+
+    it.effect.prop(
       "with tight caps, batches evict at the same events as single appends",
       { ops: longOps },
       ({ ops }) =>

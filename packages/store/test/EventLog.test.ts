@@ -6,13 +6,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { encodeLine, EVENT_SCHEMA_VERSION, VersionedThreadEvent } from "@logbook/domain"
+import { encodeLine, EVENT_SCHEMA_VERSION, formatRfc3339, VersionedThreadEvent } from "@logbook/domain"
 import { Deferred, Effect, Fiber, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { SessionLog, SnapshotLine } from "../src/EventLog.ts"
-import { isoFromMillis } from "../src/internal/time.ts"
 import { MAX_WRITE_BUFFER_BYTES } from "../src/internal/writeBuffer.ts"
 import {
   appendAll,
@@ -201,8 +200,8 @@ describe("EventLog", () => {
         yield* TestClock.adjust("1 hour")
         yield* log.complete
         const disk = assertDiskConsistent(paths, "after complete")
-        assert.strictEqual(disk.disk.manifest?.updated_at, isoFromMillis(NOW + 3_600_000))
-        assert.strictEqual(disk.disk.manifest?.created_at, isoFromMillis(NOW))
+        assert.strictEqual(disk.disk.manifest?.updated_at, formatRfc3339(NOW + 3_600_000))
+        assert.strictEqual(disk.disk.manifest?.created_at, formatRfc3339(NOW))
         assert.strictEqual(disk.disk.manifest?.status, "active")
         assert.strictEqual(disk.disk.manifest?.in_turn, true)
       }).pipe(Effect.provide(nodeLayer())))
@@ -257,16 +256,7 @@ describe("EventLog", () => {
           { type: "permission.requested", tool_name: "shell" },
           { type: "unknown", original_type: "vendor.custom", fields: { n: 1, nested: { s: "é" }, arr: [null, true] } },
           { type: "turn.completed", usage, in_progress_exec_sessions: ["exec-1"] },
-          {
-            type: "thread.completed",
-            thread_id: "th",
-            session_id: "s",
-            subtype: "success",
-            outcome_code: "ok",
-            usage,
-            total_cost_usd: 0.25,
-            num_turns: 1
-          }
+          ev.threadCompleted({ total_cost_usd: 0.25 })
         ]
         const log = yield* openLog(root, "bytes")
         yield* appendAll(log, events)
@@ -533,7 +523,7 @@ describe("EventLog", () => {
           const log = yield* openLog(root, "ts")
           yield* appendAll(log, [ev.turnStarted(recorded), ev.completed(), ev.turnStarted(), ev.completed()])
           const entries = yield* log.turnIndex
-          assert.deepStrictEqual(entries.map((e) => e.ts), [recorded, isoFromMillis(NOW)])
+          assert.deepStrictEqual(entries.map((e) => e.ts), [recorded, formatRfc3339(NOW)])
         }))
         fs.rmSync(paths.manifest)
         yield* TestClock.adjust("1 day")
@@ -542,7 +532,7 @@ describe("EventLog", () => {
           assert.strictEqual((yield* log.manifest).created_at, recorded, "created_at from the first recorded time")
           return yield* log.turnIndex
         }))
-        assert.deepStrictEqual(rescanned.map((e) => e.ts), [recorded, isoFromMillis(NOW + 86_400_000)])
+        assert.deepStrictEqual(rescanned.map((e) => e.ts), [recorded, formatRfc3339(NOW + 86_400_000)])
         assertDiskConsistent(paths)
       }).pipe(Effect.provide(nodeLayer())))
   })

@@ -3,44 +3,15 @@
  * isSessionLive, within one process and against a separate lock-holding process.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { tempDir as makeTempDir } from "@logbook/testkit"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { isSessionLive } from "../src/Liveness.ts"
 import { SessionFs } from "../src/SessionFs.ts"
+import { killAndWait, spawnLockHolder } from "./fixtures/eventlogHelpers.ts"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "logbook-lock-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
-
-const holderScript = fileURLToPath(new URL("./fixtures/lockHolder.mjs", import.meta.url))
-
-/** Spawns a process that locks `lockPath`; resolves once it reports the lock held; SIGKILLed on scope close. */
-const spawnHolder = (lockPath: string) =>
-  Effect.acquireRelease(
-    Effect.callback<ChildProcess, Error>((resume) => {
-      const child = spawn(process.execPath, [holderScript, lockPath], { stdio: ["ignore", "pipe", "inherit"] })
-      let out = ""
-      child.stdout.on("data", (data: Buffer) => {
-        out += data.toString()
-        if (out.includes("locked")) resume(Effect.succeed(child))
-      })
-      child.on("error", (error) => resume(Effect.fail(error)))
-      child.on("exit", (code) => resume(Effect.fail(new Error(`lock holder exited early (${code}): ${out}`))))
-    }),
-    (child) => killAndWait(child)
-  )
-
-const killAndWait = (child: ChildProcess) =>
-  Effect.callback<void>((resume) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-    child.once("exit", () => resume(Effect.void))
-    child.kill("SIGKILL")
-  })
+const tempDir = makeTempDir("lock")
 
 describe("Liveness", () => {
   it.effect("a session without session.lock is not live", () =>
@@ -80,7 +51,7 @@ describe("Liveness", () => {
       const sfs = yield* SessionFs
       const lockPath = path.join(dir, "session.lock")
       yield* sfs.createFileIfAbsent(lockPath)
-      const child = yield* spawnHolder(lockPath)
+      const child = yield* spawnLockHolder(lockPath)
       assert.strictEqual((yield* sfs.tryLock(lockPath))._tag, "HeldElsewhere")
       assert.strictEqual(yield* sfs.probeLock(lockPath), "held")
       assert.isTrue(yield* isSessionLive(dir))

@@ -1,15 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { MatrixSpec, MatrixTaskSpec } from "@logbook/domain"
+import { tempDir } from "@logbook/testkit"
 import { Effect } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { validateWorkspace } from "../src/MatrixWorkspace.ts"
 import { SessionFs } from "../src/SessionFs.ts"
 
 /** A workspace root with `src/` (holding `a.ts`) and `docs/`, plus a sibling directory outside it. */
-const makeFixture = () => {
-  const base = fs.mkdtempSync(path.join(os.tmpdir(), "logbook-matrix-ws-"))
+const makeFixture = (base: string) => {
   const root = path.join(base, "root")
   const outside = path.join(base, "outside")
   fs.mkdirSync(path.join(root, "src"), { recursive: true })
@@ -21,11 +20,7 @@ const makeFixture = () => {
 }
 
 /** The fixture for the current test's scope, removed when the test ends. */
-const fixture = () =>
-  Effect.acquireRelease(
-    Effect.sync(makeFixture),
-    ({ base }) => Effect.sync(() => fs.rmSync(base, { recursive: true, force: true }))
-  )
+const fixture = () => Effect.map(tempDir("matrix-ws"), makeFixture)
 
 const task = (overrides: Partial<MatrixTaskSpec> = {}): MatrixTaskSpec => ({
   id: "repair",

@@ -6,7 +6,6 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"
-import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { TRASH_DIR } from "../src/internal/retentionRemove.ts"
@@ -16,9 +15,8 @@ import {
   isoDaysAgo,
   listed,
   manifestText,
-  NOW,
+  retentionSetup,
   snapshot,
-  workspace,
   writeSession
 } from "./fixtures/retention-helpers.ts"
 
@@ -39,9 +37,7 @@ const populate = (root: string): void => {
 layer(faultyLayer)("Retention under faults", (it) => {
   it.effect("a crash at any instant leaves every session either whole or gone, and the next run recovers", () =>
     Effect.gen(function*() {
-      yield* TestClock.setTime(NOW)
-      const { root } = yield* workspace
-      const retention = yield* Retention
+      const { retention, root } = yield* retentionSetup
       const faults = yield* FaultController
       populate(root)
       const whole = { keep: snapshot(path.join(root, "keep")), doomed: snapshot(path.join(root, "doomed")) }
@@ -101,9 +97,7 @@ layer(faultyLayer)("Retention under faults", (it) => {
 
   it.effect("an error listing the sessions root is returned, not reported as an empty run", () =>
     Effect.gen(function*() {
-      yield* TestClock.setTime(NOW)
-      const { root } = yield* workspace
-      const retention = yield* Retention
+      const { retention, root } = yield* retentionSetup
       const faults = yield* FaultController
       writeSession(root, "s", { turnCount: 0 })
       yield* faults.reset
@@ -117,9 +111,7 @@ layer(faultyLayer)("Retention under faults", (it) => {
 
   it.effect("a failing removal is returned as an error and the session is gone from the listing", () =>
     Effect.gen(function*() {
-      yield* TestClock.setTime(NOW)
-      const { root } = yield* workspace
-      const retention = yield* Retention
+      const { retention, root } = yield* retentionSetup
       const faults = yield* FaultController
       writeSession(root, "s", { turnCount: 0 })
       yield* faults.reset

@@ -17,6 +17,7 @@ import {
   listed,
   NOW,
   retentionLayer,
+  retentionSetup,
   snapshot,
   workspace,
   writeSession
@@ -27,9 +28,7 @@ const policy = { maxSessions: 0, maxAgeDays: 1 }
 layer(retentionLayer)("Retention and live sessions", (it) => {
   it.effect("a session held open by another process is never marked or removed", () =>
     Effect.gen(function*() {
-      yield* TestClock.setTime(NOW)
-      const { root } = yield* workspace
-      const retention = yield* Retention
+      const { retention, root } = yield* retentionSetup
       const done = writeSession(root, "held-done", { turnCount: 0, updatedAt: isoDaysAgo(400) })
       const active = writeSession(root, "held-active", { status: "active", updatedAt: isoDaysAgo(400) })
       writeSession(root, "free", { turnCount: 0, updatedAt: isoDaysAgo(400) })

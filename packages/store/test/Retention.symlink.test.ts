@@ -17,6 +17,7 @@ import {
   listed,
   NOW,
   retentionLayer,
+  retentionSetup,
   snapshot,
   workspace,
   writeSession
@@ -24,16 +25,10 @@ import {
 
 const policy = { maxSessions: 0, maxAgeDays: 1 }
 
-const setup = Effect.gen(function*() {
-  yield* TestClock.setTime(NOW)
-  const w = yield* workspace
-  return { ...w, retention: yield* Retention }
-})
-
 layer(retentionLayer)("Retention and links", (it) => {
   it.effect("a link child pointing at a session-looking directory outside the root is neither swept nor removed", () =>
     Effect.gen(function*() {
-      const { outside, retention, root } = yield* setup
+      const { outside, retention, root } = yield* retentionSetup
       writeSession(outside, "old-done", { turnCount: 0, updatedAt: isoDaysAgo(90) })
       writeSession(outside, "old-active", { status: "active", updatedAt: isoDaysAgo(90) })
       fs.symlinkSync(path.join(outside, "old-done"), path.join(root, "link-done"))
@@ -53,7 +48,7 @@ layer(retentionLayer)("Retention and links", (it) => {
 
   it.effect("a link in place of manifest.json is never read through nor written through", () =>
     Effect.gen(function*() {
-      const { outside, retention, root } = yield* setup
+      const { outside, retention, root } = yield* retentionSetup
       const decoy = writeSession(outside, "decoy", { status: "active", turnCount: 0, updatedAt: isoDaysAgo(90) })
       const dir = writeSession(root, "s", { status: "active", updatedAt: isoDaysAgo(90) })
       fs.rmSync(path.join(dir, "manifest.json"))
@@ -68,7 +63,7 @@ layer(retentionLayer)("Retention and links", (it) => {
 
   it.effect("a link inside a removed session is unlinked, and its target outside survives", () =>
     Effect.gen(function*() {
-      const { outside, retention, root } = yield* setup
+      const { outside, retention, root } = yield* retentionSetup
       const dir = writeSession(root, "s", { turnCount: 0 })
       fs.symlinkSync(path.join(outside, "victim"), path.join(dir, "derived", "dir-link"))
       fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "file-link"))
@@ -81,7 +76,7 @@ layer(retentionLayer)("Retention and links", (it) => {
 
   it.effect("a symlinked sessions root is left alone", () =>
     Effect.gen(function*() {
-      const { base, outside, retention } = yield* setup
+      const { base, outside, retention } = yield* retentionSetup
       writeSession(outside, "s", { turnCount: 0 })
       writeSession(outside, "a", { status: "active", updatedAt: isoDaysAgo(90) })
       const linkRoot = path.join(base, "linked-sessions")
@@ -94,7 +89,7 @@ layer(retentionLayer)("Retention and links", (it) => {
 
   it.effect("a link planted in place of the trash is unlinked, never followed", () =>
     Effect.gen(function*() {
-      const { outside, retention, root } = yield* setup
+      const { outside, retention, root } = yield* retentionSetup
       fs.symlinkSync(path.join(outside, "victim"), path.join(root, TRASH_DIR))
       writeSession(root, "s", { turnCount: 0 })
       const before = snapshot(outside)

@@ -10,25 +10,16 @@ import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { TRASH_DIR } from "../src/internal/retentionRemove.ts"
-import { Retention } from "../src/Retention.ts"
 import { SessionFs } from "../src/SessionFs.ts"
 import {
   isoDaysAgo,
   listed,
   manifestText,
-  NOW,
   retentionLayer,
+  retentionSetup,
   snapshot,
-  workspace,
   writeSession
 } from "./fixtures/retention-helpers.ts"
-
-const setup = Effect.gen(function*() {
-  yield* TestClock.setTime(NOW)
-  const w = yield* workspace
-  const retention = yield* Retention
-  return { ...w, retention }
-})
 
 const removedIds = (report: { readonly removed: ReadonlyArray<{ readonly id: string; readonly phase: string }> }) =>
   report.removed.map((r) => `${r.phase}:${r.id}`)
@@ -39,7 +30,7 @@ layer(retentionLayer)("Retention", (it) => {
   describe("apply", () => {
     it.effect("removes zero-turn sessions, then the oldest surplus, then the expired, and reports each phase", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         writeSession(root, "empty", { turnCount: 0, updatedAt: isoDaysAgo(0) })
         writeSession(root, "s1", { updatedAt: "2026-09-30T10:00:00+02:00" }) // 08:00Z: older than s2
         writeSession(root, "s2", { updatedAt: "2026-09-30T09:00:00Z" })
@@ -59,7 +50,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("uses the default policy: 50 sessions, 30 days", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         for (let i = 0; i < 52; i++) {
           writeSession(root, `s${String(i).padStart(2, "0")}`, { updatedAt: isoDaysAgo(1 + i / 100) })
         }
@@ -72,7 +63,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("never touches the preserved session, given by raw id or by directory name", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         const raw = "team/a b"
         writeSession(root, sessionDirName(raw), { turnCount: 0, updatedAt: isoDaysAgo(90) })
         writeSession(root, "plain", { turnCount: 0 })
@@ -87,7 +78,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("never removes an active session, and flips only abandoned ones (older than the cutoff)", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         writeSession(root, "busy", { status: "active", turnCount: 0, updatedAt: isoDaysAgo(2) })
         const abandoned = writeSession(root, "crashed", {
           status: "active",
@@ -104,7 +95,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("the sweep keeps unknown keys and the old updated_at, pretty-prints, and writes 0600", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         const dir = writeSession(root, "crashed", {
           status: "active",
           updatedAt: isoDaysAgo(45),
@@ -129,7 +120,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("maxAgeDays 0 disables both the sweep and age removal", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         writeSession(root, "ancient", { updatedAt: "2001-01-01T00:00:00Z" })
         writeSession(root, "ancient-active", { status: "active", updatedAt: "2001-01-01T00:00:00Z" })
         const before = snapshot(root)
@@ -141,7 +132,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("skips invalid or unreadable manifests and odd entries instead of deleting them", () =>
       Effect.gen(function*() {
-        const { outside, retention, root } = yield* setup
+        const { outside, retention, root } = yield* retentionSetup
         writeSession(root, "garbage", { manifest: "{not json" })
         writeSession(root, "missing-field", {
           manifest: JSON.stringify({
@@ -169,7 +160,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("does nothing when the root is missing or is not a directory", () =>
       Effect.gen(function*() {
-        const { base, retention } = yield* setup
+        const { base, retention } = yield* retentionSetup
         assert.deepStrictEqual(yield* retention.apply(path.join(base, "nope")), { marked: [], removed: [] })
         const file = path.join(base, "file-root")
         fs.writeFileSync(file, "x")
@@ -182,7 +173,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("empties trash left by an interrupted removal on the next run", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         const trash = path.join(root, TRASH_DIR)
         fs.mkdirSync(trash, { mode: 0o700 })
         writeSession(trash, "half-deleted.1234.0")
@@ -197,7 +188,7 @@ layer(retentionLayer)("Retention", (it) => {
   describe("pins", () => {
     it.effect("pin writes a private atomic sidecar, protects the session, and unpin releases it", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         writeSession(root, "b", { turnCount: 0 })
         writeSession(root, "a", { turnCount: 0 })
         writeSession(root, "c", { turnCount: 0 })
@@ -224,7 +215,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("pins by raw session id land in the collision-safe directory; a missing session is an error", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         writeSession(root, sessionDirName("a/b"))
         yield* retention.pin(root, "a/b", "keep")
         assert.deepStrictEqual(yield* retention.pinnedSessions(root), [sessionDirName("a/b")])
@@ -236,7 +227,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("only a regular pin file counts as a pin", () =>
       Effect.gen(function*() {
-        const { outside, retention, root } = yield* setup
+        const { outside, retention, root } = yield* retentionSetup
         const dir = writeSession(root, "s", { turnCount: 0 })
         fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "retention-pin.json"))
         assert.isFalse(yield* retention.isPinned(root, "s"))
@@ -249,7 +240,7 @@ layer(retentionLayer)("Retention", (it) => {
   describe("evictZeroTurnCompletedStore", () => {
     it.effect("removes only a completed, unpinned, not live store without turns", () =>
       Effect.gen(function*() {
-        const { retention, root } = yield* setup
+        const { retention, root } = yield* retentionSetup
         const sfs = yield* SessionFs
         writeSession(root, "empty", { turnCount: 0 })
         writeSession(root, "worked", { turnCount: 3 })
@@ -273,7 +264,7 @@ layer(retentionLayer)("Retention", (it) => {
   describe("gcLegacy", () => {
     it.effect("removes history/ and logs/ beside the root, counts regular bytes, follows no link", () =>
       Effect.gen(function*() {
-        const { base, outside, retention, root } = yield* setup
+        const { base, outside, retention, root } = yield* retentionSetup
         const legacy = path.dirname(root)
         fs.mkdirSync(path.join(legacy, "history", "nested"), { recursive: true })
         fs.writeFileSync(path.join(legacy, "history", "a.json"), "0123456789")
@@ -298,7 +289,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("refuses to collect beside a custom sessions root, where history/ and logs/ are not the store's", () =>
       Effect.gen(function*() {
-        const { base, retention } = yield* setup
+        const { base, retention } = yield* retentionSetup
         const custom = path.join(base, "sessions")
         fs.mkdirSync(custom)
         fs.mkdirSync(path.join(base, "history"))
@@ -310,7 +301,7 @@ layer(retentionLayer)("Retention", (it) => {
 
     it.effect("unlinks a legacy folder that is a link without following it", () =>
       Effect.gen(function*() {
-        const { outside, retention, root } = yield* setup
+        const { outside, retention, root } = yield* retentionSetup
         const legacy = path.dirname(root)
         fs.symlinkSync(path.join(outside, "victim"), path.join(legacy, "logs"))
         const before = snapshot(outside)

@@ -3,17 +3,14 @@
  * simulation, and what they prove about the atomic write and the lock degrading safely.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { tempDir as makeTempDir } from "@logbook/testkit"
 import { Effect, Exit } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { FaultController, SessionFs } from "../src/SessionFs.ts"
 import type { FaultCode } from "../src/SessionFs.ts"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "logbook-faults-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = makeTempDir("faults")
 
 const bytes = (text: string): Uint8Array => new TextEncoder().encode(text)
 const tempFiles = (dir: string): Array<string> => fs.readdirSync(dir).filter((n) => n.endsWith(".tmp"))

@@ -3,18 +3,15 @@
  * exact range reads and chunked streaming, and link-safe removal.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { tempDir as makeTempDir } from "@logbook/testkit"
 import { Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { SessionFs } from "../src/SessionFs.ts"
 import type { CreateDirError, StoreIoError } from "../src/StoreError.ts"
 
-const tempDir = Effect.acquireRelease(
-  Effect.sync(() => fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "logbook-fs-")))),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-)
+const tempDir = makeTempDir("fs")
 
 const modeOf = (p: string): number => fs.statSync(p).mode & 0o777
 

@@ -23,14 +23,16 @@ export const FIXED_TIMESTAMP = "2026-01-01T00:00:00.000+00:00"
 /** One-event builders. */
 export const ev = {
   threadStarted: (id = "th"): ThreadEvent => ({ type: "thread.started", thread_id: id }),
-  threadCompleted: (): ThreadEvent => ({
+  /** A successful `thread.completed`; `fields` replace its usage or add a cost. */
+  threadCompleted: (fields: { readonly usage?: typeof usage; readonly total_cost_usd?: number } = {}): ThreadEvent => ({
     type: "thread.completed",
     thread_id: "th",
     session_id: "s",
     subtype: "success",
     outcome_code: "ok",
     usage,
-    num_turns: 1
+    num_turns: 1,
+    ...fields
   }),
   /** `turn.started`; with a timestamp it carries an execution context recording it. */
   turnStarted: (timestamp?: string, turnId = "turn"): ThreadEvent =>

@@ -16,6 +16,8 @@ export interface TempDirOptions {
    * suites that run hundreds of durability barriers measure behaviour, not the disk.
    */
   readonly fast?: boolean
+  /** Create it below this directory instead (wins over `fast`). */
+  readonly parent?: string
 }
 
 const isWritableDir = (dir: string): boolean => {
@@ -26,6 +28,7 @@ const isWritableDir = (dir: string): boolean => {
 
 /** Where a temporary directory goes. */
 export const tempParent = (options: TempDirOptions = {}): string => {
+  if (options.parent !== undefined) return options.parent
   if (options.fast !== true) return os.tmpdir()
   const chosen = process.env["LOGBOOK_TEST_TMP"]
   if (chosen !== undefined && chosen.length > 0) return chosen

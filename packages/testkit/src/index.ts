@@ -3,8 +3,11 @@
  */
 export * from "./CliRunner.ts"
 export * from "./Events.ts"
+export * from "./Files.ts"
 export * from "./FuzzLines.ts"
+export * from "./Items.ts"
 export * from "./MatrixSpecs.ts"
 export * from "./PlantedSession.ts"
 export * from "./Prng.ts"
+export * from "./SessionsRoot.ts"
 export * from "./TempDir.ts"

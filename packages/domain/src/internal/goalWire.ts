@@ -90,13 +90,6 @@ export const goalEventFromWire = (wire: string): GoalEventValue => eventSpelling
 
 const identity = <A>(a: A): A => a
 
-// RFC 3339 needs a four-digit year; clamping keeps `toISOString` from throwing or widening.
-const MAX_RFC3339_MS = 253_402_300_799_999
-
-/** RFC 3339 (UTC, millisecond precision) of an epoch-millisecond wall time, clamped to years 1970–9999. */
-export const rfc3339FromEpochMs = (epochMs: number): string =>
-  new Date(Number.isFinite(epochMs) ? Math.min(Math.max(Math.trunc(epochMs), 0), MAX_RFC3339_MS) : 0).toISOString()
-
 /** A string on the wire that decodes to one of `values` through `normalise`; encodes as itself. */
 export const tolerantLiteral = <const L extends ReadonlyArray<string>>(
   values: L,

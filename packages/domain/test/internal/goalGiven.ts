@@ -17,6 +17,8 @@ import type {
   GoalStep,
   GoalTrackerState
 } from "../../src/GoalTracker.ts"
+import { GOAL_STATUS_VALUES } from "../../src/internal/goalWire.ts"
+import { formatRfc3339 } from "../../src/Rfc3339.ts"
 
 /** The instant every table starts at: 2026-01-01T00:00:00Z, monotonic 10 s. */
 export const T0: GoalClock = { wallMs: 1_767_225_600_000, monotonicMs: 10_000 }
@@ -25,7 +27,7 @@ export const T0: GoalClock = { wallMs: 1_767_225_600_000, monotonicMs: 10_000 }
 export const at = (ms: number): GoalClock => ({ wallMs: T0.wallMs + ms, monotonicMs: T0.monotonicMs + ms })
 
 /** The RFC 3339 history timestamp of `at(ms)`. */
-export const iso = (ms: number): string => new Date(T0.wallMs + ms).toISOString()
+export const iso = (ms: number): string => formatRfc3339(T0.wallMs + ms, "Z")
 
 /** A well-formed verifier id. */
 export const VID = Schema.decodeSync(VerifierId)("0123456789ab")
@@ -55,6 +57,19 @@ export const entry = (event: GoalEvent, ms: number, detail: string | null = null
   unmet: []
 })
 
+/** The fields a goal starts with at zero or null and a legacy snapshot defaults the same way. */
+export const quietGoalFields = {
+  pause_message: null,
+  classifier_stall_count: 0,
+  classifier_runs_attempted: 0,
+  rounds_since_verify: 0,
+  consecutive_not_achieved: 0,
+  last_strategist_fired_at: 0,
+  strategist_cap_bonus: 0,
+  last_strategy_path: null,
+  last_strategy_recommendation: null
+} as const
+
 /** The goal `createCommand()` produces at `at(0)`. */
 export const freshGoal: GoalOrchestration = {
   goal_id: "goal-1",
@@ -73,15 +88,7 @@ export const freshGoal: GoalOrchestration = {
   parent_tokens_spent: 0,
   last_session_tokens_seen: 250,
   history: [entry("goal_created", 0)],
-  pause_message: null,
-  classifier_stall_count: 0,
-  classifier_runs_attempted: 0,
-  rounds_since_verify: 0,
-  consecutive_not_achieved: 0,
-  last_strategist_fired_at: 0,
-  strategist_cap_bonus: 0,
-  last_strategy_path: null,
-  last_strategy_recommendation: null,
+  ...quietGoalFields,
   changes_baseline_commit: "abc123",
   last_gap_fingerprint: null,
   verifier_id: VID
@@ -129,16 +136,7 @@ export const patched = (
 ): GoalTrackerState => ({ ...state, goal: Option.some({ ...goalOf(state), ...patch }), ...rest })
 
 /** Every status, for tables that try a command from each. */
-export const ALL_STATUSES: ReadonlyArray<GoalStatus> = [
-  "active",
-  "user_paused",
-  "back_off_paused",
-  "no_progress_paused",
-  "infra_paused",
-  "blocked",
-  "budget_limited",
-  "complete"
-]
+export const ALL_STATUSES: ReadonlyArray<GoalStatus> = GOAL_STATUS_VALUES
 
 /** What `then` may additionally check: the command's output and its scratch effects (default none). */
 export interface Expectations {

@@ -5,74 +5,38 @@
  * By default the durability barrier runs after each batch of input read, so a producer piping
  * events as they happen sees them flushed promptly (and `logbook events --follow` prints them).
  */
-import type { ThreadEvent } from "@logbook/domain"
-import { decodeEnvelope, decodeEvent } from "@logbook/domain"
-import { EventLog } from "@logbook/store"
-import { Effect, Option, Result, Stdio, Stream } from "effect"
+import type { InputLineProblem, ThreadEvent } from "@logbook/domain"
+import { decodeInputLine } from "@logbook/domain"
+import type { RawLine } from "@logbook/store"
+import { EventLog, makeLineSplitter } from "@logbook/store"
+import { Effect, Match, Option, Result, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
 import { InvalidInputLine } from "./Errors.ts"
 import { jsonFlag, sessionArgument } from "./Flags.ts"
 import { note, printJson, printLines, withProgress } from "./Output.ts"
 import { location } from "./Root.ts"
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
-
 const oneLine = (text: string): string => {
   const flat = text.replace(/\s+/gu, " ").trim()
   return flat.length > 300 ? `${flat.slice(0, 297)}...` : flat
 }
 
-const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+/** Why an input line is not an event, as the error message says it. */
+const describeProblem = (problem: InputLineProblem): string =>
+  Match.valueTags(problem, {
+    NotUtf8: () => "not valid UTF-8",
+    NotJson: ({ detail }) => `not JSON (${detail})`,
+    NotObject: () => "expected a JSON object",
+    Invalid: ({ error }) => oneLine(error.message),
+    NoEventShape: () => `expected a ThreadEvent {"type":…} or an envelope {"schema_version":…,"event":…}`
+  })
 
 /**
- * One input line → the event it holds, `undefined` for a blank line, or why it is not an event.
- * An object with a `type` key is a bare event; one with `event` (and no `type`) an envelope.
+ * One input line → the event it holds, `undefined` for a blank line, or why it is not an event
+ * (domain `decodeInputLine`: a bare event or an envelope, read like a log line).
  */
-export const parseInputLine = (bytes: Uint8Array): Result.Result<ThreadEvent | undefined, string> => {
-  const text = Result.try(() => utf8.decode(bytes))
-  if (Result.isFailure(text)) return Result.fail("not valid UTF-8")
-  const trimmed = text.success.trim()
-  if (trimmed.length === 0) return Result.succeed(undefined)
-  const json = Result.try((): unknown => JSON.parse(trimmed))
-  if (Result.isFailure(json)) {
-    return Result.fail(`not JSON (${json.failure instanceof Error ? json.failure.message : String(json.failure)})`)
-  }
-  const value = json.success
-  if (!isObject(value)) return Result.fail("expected a JSON object")
-  if (Object.hasOwn(value, "type")) return Result.mapError(decodeEvent(value), (e) => oneLine(e.message))
-  if (Object.hasOwn(value, "event")) {
-    return Result.mapBoth(decodeEnvelope(value), {
-      onFailure: (e) => oneLine(e.message),
-      onSuccess: (envelope) => envelope.event
-    })
-  }
-  return Result.fail(`expected a ThreadEvent {"type":…} or an envelope {"schema_version":…,"event":…}`)
-}
-
-/** Splits byte chunks into lines (without their `\n`); the unterminated rest waits for more input. */
-const makeLineBuffer = () => {
-  let carry = new Uint8Array(0)
-  return {
-    push: (chunk: Uint8Array): Array<Uint8Array> => {
-      const lines: Array<Uint8Array> = []
-      let data = chunk
-      if (carry.length > 0) {
-        data = new Uint8Array(carry.length + chunk.length)
-        data.set(carry, 0)
-        data.set(chunk, carry.length)
-      }
-      let start = 0
-      for (let nl = data.indexOf(10); nl !== -1; nl = data.indexOf(10, start)) {
-        lines.push(data.subarray(start, nl))
-        start = nl + 1
-      }
-      carry = data.slice(start)
-      return lines
-    },
-    end: (): Array<Uint8Array> => carry.length === 0 ? [] : [carry]
-  }
-}
+export const parseInputLine = (bytes: Uint8Array): Result.Result<ThreadEvent | undefined, string> =>
+  Result.mapError(decodeInputLine(bytes), describeProblem)
 
 /** `append <session> [--max-events N] [--no-flush] [--json]`. */
 export const appendCommand = Command.make(
@@ -110,13 +74,13 @@ export const appendCommand = Command.make(
           requireExclusive: true,
           onScanProgress
         }))
-      const lines = makeLineBuffer()
+      const lines = makeLineSplitter()
       let lineNo = 0
       let appended = 0
-      const handleLine = (bytes: Uint8Array) =>
+      const handleLine = (line: RawLine) =>
         Effect.gen(function*() {
           lineNo++
-          const parsed = parseInputLine(bytes)
+          const parsed = parseInputLine(line.bytes)
           if (Result.isFailure(parsed)) {
             return yield* new InvalidInputLine({ session, line: lineNo, reason: parsed.failure, appended })
           }
@@ -128,9 +92,9 @@ export const appendCommand = Command.make(
           )
           appended++
         })
-      const handleAll = (batch: ReadonlyArray<Uint8Array>) =>
+      const handleAll = (batch: ReadonlyArray<RawLine>) =>
         Effect.gen(function*() {
-          for (const bytes of batch) yield* handleLine(bytes)
+          for (const line of batch) yield* handleLine(line)
         })
       yield* Stream.runForEach(stdio.stdin, (chunk) =>
         Effect.gen(function*() {

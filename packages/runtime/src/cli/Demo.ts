@@ -4,7 +4,7 @@
  * a failed turn, token usage, the thread's completion — and prints the commands to look at it.
  */
 import type { ItemContext, ThreadEvent, ThreadItem, Usage } from "@logbook/domain"
-import { GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
+import { formatRfc3339, GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
 import { findSession } from "@logbook/projections"
 import { Clock, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -169,6 +169,15 @@ const scenario = (turn: number): Scenario => {
             text: "backoff() draws its jitter from Math.random, so the assertion depends on luck. " +
               "Inject the random source and pin it in the test."
           }),
+          done(12, {
+            id: `${t}-decision-1`,
+            type: "decision",
+            summary: "Inject the random source instead of removing the jitter",
+            rationale:
+              "Jitter keeps clients from retrying in lockstep; the test needs determinism, not another backoff.",
+            alternatives: ["Remove the jitter", "Retry the flaky test in CI"],
+            evidence_ids: [`${t}-cmd-1`, `${t}-cmd-2`]
+          }),
           done(15, {
             id: `${t}-fc-1`,
             type: "file_change",
@@ -278,7 +287,7 @@ const scenario = (turn: number): Scenario => {
   }
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString()
+const iso = (ms: number): string => formatRfc3339(ms, "Z")
 
 const addUsage = (a: Usage, b: Usage): Usage => ({
   input_tokens: a.input_tokens + b.input_tokens,
@@ -413,6 +422,7 @@ export const demoCommand = Command.make(
       { command: run(`verify ${id}`), what: "integrity check: exit 0 when clean, 5 on problems" },
       { command: run(`goal show ${id}`), what: "the goal the host tracked, its status and history" },
       { command: run(`progress show ${id}`), what: "the progress ledger as Markdown" },
+      { command: run(`explain ${id}`), what: "what the agent did, with evidence (--html FILE for a report)" },
       { command: run("sessions"), what: "all sessions, most recent first" }
     ]
     if (json) {

@@ -162,7 +162,17 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
         ExitCode.failure,
         e.message,
         "use the .key file to sign and the .pub file to verify (`logbook pack keygen`)"
-      )
+      ),
+    UsageError: (e) => rendered(ExitCode.usage, e.detail, e.hint),
+    EvidenceUnavailable: (e) =>
+      rendered(
+        ExitCode.notFound,
+        e.message,
+        `links from an older explanation expire when the log changes; run \`logbook explain ${e.session}\` again for current ones`
+      ),
+    EvidenceForeignSession: (e) =>
+      rendered(ExitCode.failure, e.message, "pass the session the evidence link names (logbook-evidence:<session>:…)"),
+    InvalidEvidencePage: (e) => rendered(ExitCode.usage, e.message, "use 0 or the next offset a previous page printed")
   })
 )
 

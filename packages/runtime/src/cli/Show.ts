@@ -3,7 +3,8 @@
  * lock state and the size on disk. Read-only: stale metadata is replaced by a rescan in memory,
  * never on disk.
  */
-import type { Manifest, TurnEntry } from "@logbook/domain"
+import type { Manifest } from "@logbook/domain"
+import { turnEntryJson } from "@logbook/domain"
 import type { SessionInspection, Stored } from "@logbook/projections"
 import { inspectSession } from "@logbook/projections"
 import { diskUsage, SessionFs } from "@logbook/store"
@@ -29,14 +30,6 @@ export const turnRange = (m: Manifest) => {
 
 const storedState = <A>(s: Stored<A>): string =>
   s._tag === "Present" ? "present" : s._tag === "Missing" ? "missing" : "invalid"
-
-const entryJson = (e: TurnEntry) => ({
-  turn_number: e.turn_number,
-  start_offset: e.start_offset,
-  end_offset: e.end_offset,
-  event_count: e.event_count,
-  ts: e.ts
-})
 
 const metadataLine = (i: SessionInspection): string => {
   if (i.fresh) return "up to date (manifest and turn index describe the log exactly)"
@@ -87,7 +80,7 @@ export const showCommand = Command.make(
         turn_index: {
           entries: entries.length,
           events_in_turns: entries.reduce((n, e) => n + e.event_count, 0),
-          turns: entries.map(entryJson)
+          turns: entries.map(turnEntryJson)
         },
         lock: i.live ? "held" : "free",
         live: i.live,

@@ -1,7 +1,9 @@
 /**
  * End-to-end tests of the read side of the `logbook` binary: `demo` and what it tells the user
  * to run next, `sessions`, `show`, `turn`, `events` and `verify` — their text and `--json`
- * output, exit codes 0/3/5, the store location flags, and that inspection never writes.
+ * output, exit codes 0/3/5, the store location flags, and that inspection never writes. All run
+ * in-process except where the binary itself is the subject: finding the store from the current
+ * directory and from `LOGBOOK_SESSIONS_DIR` (two child processes).
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
@@ -18,9 +20,8 @@ class DemoStore extends Context.Service<DemoStore, { readonly ws: string; readon
 const DemoStoreLive = Layer.effect(
   DemoStore,
   Effect.gen(function*() {
-    assertBuilt()
     const ws = yield* workspace
-    const demo = yield* run(["--workspace", ws, "demo", "--session", "demo", "--turns", "4"], { cwd: ws })
+    const demo = yield* runHere(["--workspace", ws, "demo", "--session", "demo", "--turns", "4"], { cwd: ws })
     return { ws, demo }
   })
 )
@@ -286,6 +287,7 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
 
   it.effect("the store is found through --sessions-dir, LOGBOOK_SESSIONS_DIR or --workspace, and reading creates nothing", () =>
     Effect.gen(function*() {
+      assertBuilt()
       const ws = yield* workspace
       const custom = path.join(ws, "elsewhere")
       const recorded = yield* run(["demo", "--session", "d", "--turns", "1", "--json"], {
@@ -305,9 +307,9 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual([out.session_id, out.sessions_dir, out.turn_count], ["d", custom, 1])
       assert.isTrue(fs.existsSync(path.join(custom, "d", "events.jsonl")))
       const [byFlag, byDefault, inEmpty] = yield* Effect.all([
-        run(["sessions", "--json", "--sessions-dir", custom], { cwd: ws }),
+        runHere(["sessions", "--json", "--sessions-dir", custom], { cwd: ws }),
         run(["sessions", "--json"], { cwd: ws }),
-        run(["--workspace", path.join(ws, "empty"), "show", "d"], { cwd: ws })
+        runHere(["--workspace", path.join(ws, "empty"), "show", "d"], { cwd: ws })
       ], { concurrency: 2 })
       assert.deepStrictEqual(JSON.parse(byFlag.stdout), [
         {

@@ -38,7 +38,9 @@ const COMMANDS: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly n
   { path: ["pack", "create"], needles: ["<session>", "--sign"] },
   { path: ["pack", "verify"], needles: ["<session>", "--verify-key", "Exit 0 verified, 5"] },
   { path: ["pack", "keygen"], needles: ["Ed25519"] },
-  { path: ["migrate"], needles: ["--dry-run", "--remove-legacy"] }
+  { path: ["migrate"], needles: ["--dry-run", "--remove-legacy"] },
+  { path: ["explain"], needles: ["--scope", "--details", "--diagram", "--width", "--json", "--html", "--open"] },
+  { path: ["evidence"], needles: ["<offset>", "<digest>", "--page-offset", "--limit"] }
 ]
 
 const helpOf = (path: ReadonlyArray<string>) =>

@@ -4,6 +4,7 @@
  * --follow` seeing a later append, and the retention commands with and without `--dry-run`.
  */
 import { assert, layer } from "@effect/vitest"
+import { formatRfc3339 } from "@logbook/domain"
 import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -24,7 +25,7 @@ import {
 const line = (value: unknown): string => JSON.stringify(value) + "\n"
 const msg = (text: string) => ({ type: "item.completed", item: { id: text, type: "agent_message", text } })
 
-const isoDaysAgo = (days: number): string => new Date(Date.now() - days * 86_400_000).toISOString()
+const isoDaysAgo = (days: number): string => formatRfc3339(Date.now() - days * 86_400_000, "Z")
 
 layer(Layer.effectDiscard(Effect.sync(assertBuilt)), { excludeTestServices: true, concurrent: true })(
   "logbook write commands",

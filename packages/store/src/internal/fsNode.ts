@@ -480,6 +480,15 @@ export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
       })
     ),
 
+    // One effect for many lstats: a per-call effect costs more than the system call here.
+    lstatMany: Effect.fn("SessionFs.lstatMany")((paths: ReadonlyArray<string>) =>
+      io("lstat", paths[0] ?? "", () =>
+        paths.map((path) => {
+          const stats = sys.lstat(checkedAbsolute(path))
+          return stats === undefined ? undefined : fileInfo(stats)
+        }))
+    ),
+
     listDir: Effect.fn("SessionFs.listDir")((path: string) =>
       io("listDir", path, () => {
         const absolute = checkedAbsolute(path)

@@ -19,6 +19,7 @@ import { Effect, Option, Result, Stream } from "effect"
 import { Buffer } from "node:buffer"
 import type { SessionFsApi } from "../SessionFs.ts"
 import type { StoreIoError } from "../StoreError.ts"
+import { manifestCache } from "./manifestLru.ts"
 
 const utf8 = new TextDecoder("utf-8")
 
@@ -51,7 +52,9 @@ export const writeManifestWith = (
   fs: SessionFsApi,
   path: string,
   manifest: Manifest
-): Effect.Effect<void, StoreIoError> => fs.writeAtomic(path, encodeManifest(manifest))
+): Effect.Effect<void, StoreIoError> =>
+  // The cache entry goes whatever the outcome: a failed write may still have replaced the file.
+  Effect.ensuring(fs.writeAtomic(path, encodeManifest(manifest)), Effect.sync(() => manifestCache.evict(path)))
 
 /** Above this many entries the turn index is written as a stream of chunks. */
 const STREAMED_INDEX_ENTRIES = 4096

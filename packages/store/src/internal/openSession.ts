@@ -8,6 +8,7 @@
 import type { RescanInput } from "@logbook/domain"
 import {
   emptyLogScan,
+  formatRfc3339,
   isManifestTrusted,
   isStoredMetadataTrusted,
   matchingMarker,
@@ -34,7 +35,6 @@ import {
   persistMeta,
   scanAdopted
 } from "./sessionState.ts"
-import { isoFromMillis } from "./time.ts"
 
 /** What the opener asks for; the first opener of a directory in this process initialises it. */
 export interface OpenRequest {
@@ -97,7 +97,7 @@ export const ensureIndex = (fs: SessionFsApi, state: SessionState): Effect.Effec
       if (index !== undefined && isStoredMetadataTrusted(m, index, undefined, pending.fileLen)) {
         indexAdopted(state, index)
       } else {
-        const now = isoFromMillis(yield* Clock.currentTimeMillis)
+        const now = formatRfc3339(yield* Clock.currentTimeMillis)
         yield* rescanInto(fs, state, { manifest: m, entries: index, marker: undefined, fileLen: pending.fileLen }, {
           now,
           onScanProgress: pending.onScanProgress
@@ -170,7 +170,7 @@ export const openSessionState = (
     const file = yield* fs.openAppend(paths.events)
     const nowMs = yield* Clock.currentTimeMillis
     if (lock._tag === "Acquired") yield* removeStaleTempFiles(fs, paths, nowMs)
-    const now = isoFromMillis(nowMs)
+    const now = formatRfc3339(nowMs)
     const state = makeSessionState({
       paths,
       semaphore: yield* Semaphore.make(1),

@@ -9,14 +9,19 @@
  * a transition happens; what each one changes is written down once.
  */
 import type { CapBudgets, LifecycleKind, LogScan, LogState, Manifest, TurnEntry } from "@logbook/domain"
-import { applyLifecycleEvent, initialLogState, resumeLogState, SESSION_STORE_SCHEMA_VERSION } from "@logbook/domain"
+import {
+  applyLifecycleEvent,
+  formatRfc3339,
+  initialLogState,
+  resumeLogState,
+  SESSION_STORE_SCHEMA_VERSION
+} from "@logbook/domain"
 import { Effect } from "effect"
 import type * as Semaphore from "effect/Semaphore"
 import type { AppendFile, LockResult, SessionFsApi } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
 import { StoreIoError } from "../StoreError.ts"
 import { writeManifestWith, writeTurnIndexWith } from "./metaFiles.ts"
-import { isoFromMillis } from "./time.ts"
 import type { WriteBuffer } from "./writeBuffer.ts"
 import { makeWriteBuffer } from "./writeBuffer.ts"
 
@@ -239,7 +244,7 @@ export const currentManifest = (s: SessionState): Manifest => ({
   session_id: s.sessionId,
   schema_version: SESSION_STORE_SCHEMA_VERSION,
   created_at: s.createdAt,
-  updated_at: s.updatedAtMs === undefined ? s.updatedAt : isoFromMillis(s.updatedAtMs),
+  updated_at: s.updatedAtMs === undefined ? s.updatedAt : formatRfc3339(s.updatedAtMs),
   turn_count: s.log.turnCount,
   event_count: s.log.eventCount,
   status: s.log.status,

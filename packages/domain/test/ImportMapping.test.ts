@@ -1,0 +1,90 @@
+/**
+ * The pure import mappers on hand-made records for what the real fixtures lack: Claude subagent
+ * identities naming their parent, Codex forked threads, user-shell commands, patches, aborted
+ * turns and repeated token totals counted once.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import type { ThreadEvent } from "@logbook/domain"
+import { claudeTranscriptIdentity, codexRolloutIdentity, codexRolloutMapper, patchChanges } from "@logbook/domain"
+
+const runCodex = (records: ReadonlyArray<unknown>): Array<ThreadEvent> => {
+  let state = codexRolloutMapper.initial({ sessionId: "codex-t", threadId: "t" })
+  const events: Array<ThreadEvent> = []
+  for (const record of records) {
+    const step = codexRolloutMapper.step(state, record)
+    state = step.state
+    events.push(...step.events)
+  }
+  return events
+}
+
+const ev = (type: string, payload: Record<string, unknown>) => ({
+  timestamp: "2026-01-01T00:00:00.000Z",
+  type,
+  payload
+})
+const tokens = (output: number) =>
+  ev("event_msg", {
+    type: "token_count",
+    info: { total_token_usage: { input_tokens: 10 * output, cached_input_tokens: 0, output_tokens: output } }
+  })
+
+describe("import identities", () => {
+  it("a Claude subagent record becomes its own session naming the main session as parent", () => {
+    const identity = claudeTranscriptIdentity({ sessionId: "s1", isSidechain: true, agentId: "a937f53", type: "user" })
+    assert.deepStrictEqual(identity, {
+      sessionId: "claude-s1-agent-a937f53",
+      threadId: "claude-s1-agent-a937f53",
+      parentSessionId: "claude-s1"
+    })
+    assert.deepStrictEqual(claudeTranscriptIdentity({ sessionId: "s1", type: "user" }), {
+      sessionId: "claude-s1",
+      threadId: "claude-s1"
+    })
+  })
+
+  it("a forked Codex thread names its parent thread's session", () => {
+    const identity = codexRolloutIdentity(ev("session_meta", { id: "child", forked_from_id: "parent" }))
+    assert.strictEqual(identity?.parentSessionId, "codex-parent")
+  })
+})
+
+describe("Codex rollout mapping", () => {
+  it("repeated token totals count once and an aborted turn fails with its usage", () => {
+    const events = runCodex([
+      ev("session_meta", { id: "t" }),
+      ev("event_msg", { type: "user_message", message: "hi" }),
+      tokens(5),
+      tokens(5),
+      tokens(7),
+      ev("event_msg", { type: "turn_aborted", reason: "interrupted" })
+    ])
+    const failed = events.find((e) => e.type === "turn.failed")
+    assert.strictEqual(failed?.type === "turn.failed" ? failed.usage?.output_tokens : -1, 7)
+  })
+
+  it("a user shell command and an apply_patch call become command_execution and file_change", () => {
+    const patch =
+      "*** Begin Patch\n*** Add File: a.txt\n+x\n*** Update File: src/b.ts\n@@\n*** Delete File: c\n*** End Patch"
+    const events = runCodex([
+      ev("session_meta", { id: "t" }),
+      ev("event_msg", { type: "user_message", message: "go" }),
+      ev("event_msg", {
+        type: "exec_command_end",
+        source: "user_shell",
+        command: ["ls"],
+        exit_code: 0,
+        aggregated_output: "a"
+      }),
+      ev("response_item", { type: "custom_tool_call", name: "apply_patch", call_id: "c1", input: patch }),
+      ev("response_item", { type: "custom_tool_call_output", call_id: "c1", output: "Success." }),
+      ev("event_msg", { type: "task_complete" })
+    ])
+    const items = events.flatMap((e) => e.type === "item.completed" ? [e.item] : [])
+    assert.deepStrictEqual(items.map((i) => i.type), ["command_execution", "file_change"])
+    const change = items[1]
+    assert.deepStrictEqual(change?.type === "file_change" ? change.changes : [], patchChanges(patch))
+    assert.deepStrictEqual(patchChanges(patch).map((c) => c.kind), ["add", "update", "delete"])
+    assert.strictEqual(events.at(-1)?.type, "turn.completed")
+  })
+})

@@ -1,0 +1,334 @@
+/**
+ * Ranked search across every session of a store (docs/search.md): `facts` ranks the grounded
+ * facts of the session memory views exactly as VT Code's `search_memory` does (BM25 with
+ * k1 = 1.2, b = 0.75, the mild recency multiplier, ties by chunk id); `history` ranks the
+ * retained turns of every log (goal, agent messages, plans, decisions, commands, paths, errors)
+ * by the same rules. An incremental in-process index keeps one segment per session keyed by the
+ * (size, mtime) signature of its source file, so only changed sessions are re-read; a compact
+ * snapshot of it under the sessions root lets a one-shot CLI search start without rebuilding.
+ */
+import type { ThreadEvent } from "@logbook/domain"
+import { DEFAULT_MAX_RESULTS, parseRfc3339, readMemoryFactsText } from "@logbook/domain"
+import type { FileInfo, StoreIoError } from "@logbook/store"
+export type { SearchIndex } from "./internal/searchIndex.ts"
+import { SessionFs } from "@logbook/store"
+import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
+import * as NodePath from "node:path"
+import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
+import { SearchIndex, sessionDocs } from "./internal/searchIndex.ts"
+import { decodeSnapshot, encodeSnapshot } from "./internal/searchSnapshot.ts"
+import { turnedEvents } from "./internal/turnedEvents.ts"
+
+/** What a search ranks: grounded facts of memory views, or retained turns of the logs. */
+export type SearchScope = "facts" | "history"
+
+/** Options of {@link searchMemory}. */
+export interface SearchOptions {
+  /** Default `facts`. */
+  readonly scope?: SearchScope | undefined
+  /** Default 6. */
+  readonly maxResults?: number | undefined
+  /** Compared with the final score (after the recency multiplier); default 0. */
+  readonly minScore?: number | undefined
+  /** Unix seconds for the recency multiplier; default the `Clock`. */
+  readonly now?: number | undefined
+  /** Load and save the index snapshot under the sessions root (default true). */
+  readonly snapshot?: boolean | undefined
+}
+
+/**
+ * One result, with the serialised field names of VT Code's `MemorySearchResult`; history results
+ * also name the turn and its byte offset (`logbook turn <session> <turn>` opens it).
+ */
+export interface MemorySearchResult {
+  readonly chunk_id: string
+  readonly path: string
+  readonly start_line: number
+  readonly end_line: number
+  readonly score: number
+  readonly snippet: string
+  readonly source: "session"
+  readonly created_at: number | null
+  /** The session's directory name. */
+  readonly session: string
+  readonly turn?: number
+  readonly offset?: number
+}
+
+/** The file name of a scope's index snapshot, directly below the sessions root (a dot name: never a session). */
+export const searchSnapshotName = (scope: SearchScope): string => `.logbook-search-${scope}.idx`
+
+// Process-wide indexes, one per (sessions root, scope); one refresh or query at a time mutates them.
+const indexes = new Map<string, SearchIndex>()
+const indexLock = Semaphore.makeUnsafe(1)
+
+const utf8 = new TextDecoder("utf-8")
+
+const signature = (info: FileInfo): string => `${info.size}:${info.mtimeMs}`
+
+// `root` is already absolute and `name` a direct child: the same paths as `pathsForDir` gives
+// (`memoryViewPath` / `events`), built with one join because a root scan makes thousands.
+const sourcePath = (root: string, name: string, scope: SearchScope): string =>
+  scope === "facts" ? NodePath.join(root, name, "derived", "memory.json") : NodePath.join(root, name, "events.jsonl")
+
+const factDocs = (bytes: Uint8Array): Array<IndexDoc> | undefined => {
+  const read = readMemoryFactsText(utf8.decode(bytes))
+  if (Result.isFailure(read)) return undefined
+  const docs: Array<IndexDoc> = []
+  read.success.facts.forEach((fact, i) => {
+    if (fact !== undefined) docs.push({ chunk: i, offset: 0, createdAt: read.success.createdAt, text: fact })
+  })
+  return docs
+}
+
+/** The searchable text one event adds to its turn's document. */
+export const historyText = (event: ThreadEvent): ReadonlyArray<string> => {
+  switch (event.type) {
+    case "turn.started":
+      return event.context?.goal === undefined ? [] : [event.context.goal]
+    case "turn.failed":
+    case "turn.blocked":
+    case "error":
+      return [event.message]
+    case "item.completed": {
+      const item = event.item
+      switch (item.type) {
+        case "agent_message":
+        case "plan":
+          return [item.text]
+        case "decision":
+          return [item.summary, item.rationale]
+        case "command_execution":
+          return item.status === "failed" || (item.exit_code !== undefined && item.exit_code !== 0)
+            ? [item.command, item.aggregated_output.slice(-2000)]
+            : [item.command]
+        case "file_change":
+          return item.changes.map((c) => `${c.kind} ${c.path}`)
+        case "harness":
+          return [item.message, item.command, item.path].filter((x): x is string => x !== undefined)
+        case "error":
+          return [item.message]
+        default:
+          return []
+      }
+    }
+    default:
+      return []
+  }
+}
+
+const SNIPPET_CHARS = 240
+
+const snippetOf = (text: string): string => {
+  const flat = text.replace(/\s+/gu, " ").trim()
+  return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`
+}
+
+const historyDocs = (root: string, name: string) =>
+  Effect.gen(function*() {
+    const { events } = yield* turnedEvents(root, name)
+    const turns = yield* Stream.runFold(events, () =>
+      new Map<number, { offset: number; ts: string; parts: Array<string> }>(), (acc, e) => {
+      if (e.turn === undefined) {
+        return acc
+      }
+      let doc = acc.get(e.turn.turn_number)
+      if (doc === undefined) {
+        acc.set(e.turn.turn_number, doc = { offset: e.turn.start_offset, ts: e.turn.ts, parts: [] })
+      }
+      for (const part of historyText(e.event)) {
+        if (part.length > 0) {
+          doc.parts.push(part)
+        }
+      }
+      return acc
+    })
+    const docs: Array<IndexDoc> = []
+    for (
+      const [turn, doc] of [...turns].sort((a, b) =>
+        a[0] - b[0]
+      )
+    ) {
+      const text = doc.parts.join("\n")
+      docs.push({
+        chunk: turn,
+        offset: doc.offset,
+        createdAt: parseRfc3339(doc.ts)?.seconds ?? null,
+        text,
+        snippet: snippetOf(text)
+      })
+    }
+    return docs
+  })
+
+/** Builds the segment of one session, or `undefined` when it has nothing readable to index. */
+const buildFor = (root: string, name: string, scope: SearchScope, sig: string) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    if (scope === "facts") {
+      const bytes = yield* fs.readFileNoFollow(sourcePath(root, name, scope))
+      if (Option.isNone(bytes)) return undefined
+      const docs = factDocs(bytes.value)
+      return docs === undefined ? undefined : sessionDocs(name, sig, docs)
+    }
+    return sessionDocs(name, sig, yield* historyDocs(root, name))
+  }).pipe(Effect.catch(() => Effect.succeed(undefined)))
+
+/** What one refresh did (for tests and progress). */
+export interface RefreshStats {
+  readonly fromSnapshot: boolean
+  readonly rebuilt: number
+  readonly removed: number
+  readonly sessions: number
+}
+
+const loadSnapshot = (root: string, scope: SearchScope) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const bytes = yield* fs.readFileNoFollow(NodePath.join(root, searchSnapshotName(scope))).pipe(
+      Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
+    )
+    return Option.isNone(bytes) ? undefined : decodeSnapshot(scope, bytes.value)
+  })
+
+/**
+ * Brings the index of (`sessionsDir`, `scope`) up to date: loads the snapshot when this process
+ * has no index yet, re-reads only sessions whose source file signature changed, drops sessions
+ * that are gone, and saves the snapshot when anything changed. Symlinked session entries and
+ * source files are never read.
+ *
+ * **Gotchas**: a change that keeps both size and mtime (same size, within the file system's
+ * timestamp granularity) is not seen until the next change; failing to save the snapshot is
+ * ignored (the next run rebuilds what it must).
+ */
+export const refreshSearchIndex = (
+  sessionsDir: string,
+  scope: SearchScope,
+  options: { readonly snapshot?: boolean | undefined } = {}
+): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
+  indexLock.withPermit(refreshUnlocked(sessionsDir, scope, options))
+
+const refreshUnlocked = (
+  sessionsDir: string,
+  scope: SearchScope,
+  options: { readonly snapshot?: boolean | undefined }
+): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const root = NodePath.resolve(sessionsDir)
+    const key = `${scope}\0${root}`
+    const useSnapshot = options.snapshot !== false
+    let index = indexes.get(key)
+    let fromSnapshot = false
+    if (index === undefined) {
+      const packed = useSnapshot ? yield* loadSnapshot(root, scope) : undefined
+      fromSnapshot = packed !== undefined
+      index = new SearchIndex(packed)
+      index.saved = fromSnapshot
+      indexes.set(key, index)
+    }
+    const rootInfo = yield* fs.lstat(root)
+    if (Option.isNone(rootInfo) || rootInfo.value.type !== "Directory") {
+      for (const name of index.sessions()) index.remove(name)
+      index.pack()
+      return { index, stats: { fromSnapshot, rebuilt: 0, removed: 0, sessions: 0 } }
+    }
+    const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
+    // One batch of lstats for the entries and one for their source files.
+    const dirs = yield* fs.lstatMany(names.map((name) => NodePath.join(root, name)))
+    const sessions = names.filter((_, i) => dirs[i]?.type === "Directory")
+    const sources = yield* fs.lstatMany(sessions.map((name) => sourcePath(root, name, scope)))
+    const present = new Set<string>()
+    let rebuilt = 0
+    let removed = 0
+    for (let i = 0; i < sessions.length; i++) {
+      const name = sessions[i]
+      const info = sources[i]
+      if (name === undefined || info === undefined || info.type !== "File") continue
+      const sig = signature(info)
+      present.add(name)
+      if (index.signature(name) === sig) continue
+      const docs: SessionDocs | undefined = yield* buildFor(root, name, scope, sig)
+      rebuilt++
+      if (docs === undefined) {
+        present.delete(name)
+        continue
+      }
+      index.put(docs)
+    }
+    for (const name of index.sessions()) {
+      if (!present.has(name)) {
+        index.remove(name)
+        removed++
+      }
+    }
+    const packed = index.pack()
+    if (useSnapshot && !index.saved) {
+      const saved = index
+      yield* fs.writeAtomic(NodePath.join(root, searchSnapshotName(scope)), encodeSnapshot(scope, packed)).pipe(
+        Effect.andThen(Effect.sync(() => {
+          saved.saved = true
+        })),
+        Effect.catch((e) => Effect.logDebug(`search snapshot not saved: ${e.message}`))
+      )
+    }
+    return { index, stats: { fromSnapshot, rebuilt, removed, sessions: packed.sessionNames.length } }
+  })
+
+/** Forgets this process's in-memory indexes (the next search loads the snapshot or rebuilds). */
+export const dropSearchIndexes = Effect.sync(() => indexes.clear())
+
+const toResult = (
+  root: string,
+  scope: SearchScope,
+  hit: Hit,
+  facts: Map<string, ReadonlyArray<string | undefined>>
+) => {
+  const base = {
+    chunk_id: hit.chunkId,
+    path: sourcePath(root, hit.session, scope),
+    start_line: 0,
+    end_line: 0,
+    score: hit.score,
+    source: "session" as const,
+    created_at: hit.createdAt,
+    session: hit.session
+  }
+  return scope === "history"
+    ? { ...base, snippet: hit.snippet ?? "", turn: hit.chunk, offset: hit.offset }
+    : { ...base, snippet: facts.get(hit.session)?.[hit.chunk] ?? "" }
+}
+
+/**
+ * Searches every session below `sessionsDir`. An empty or punctuation-only query, a missing root
+ * or an empty corpus give no results. Facts snippets are read back from the (signature-checked)
+ * memory views of the hits' sessions only.
+ */
+export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
+  function*(sessionsDir: string, query: string, options: SearchOptions = {}) {
+    const fs = yield* SessionFs
+    const scope = options.scope ?? "facts"
+    const root = NodePath.resolve(sessionsDir)
+    const now = options.now ?? Math.floor((yield* Clock.currentTimeMillis) / 1000)
+    const hits = yield* indexLock.withPermit(Effect.gen(function*() {
+      const { index } = yield* refreshUnlocked(root, scope, { snapshot: options.snapshot })
+      return index.search(query, {
+        maxResults: options.maxResults ?? DEFAULT_MAX_RESULTS,
+        minScore: options.minScore ?? 0,
+        now
+      })
+    }))
+    const facts = new Map<string, ReadonlyArray<string | undefined>>()
+    if (scope === "facts") {
+      for (const name of new Set(hits.map((h) => h.session))) {
+        const bytes = yield* fs.readFileNoFollow(sourcePath(root, name, scope)).pipe(
+          Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
+        )
+        if (Option.isNone(bytes)) continue
+        const read = readMemoryFactsText(utf8.decode(bytes.value))
+        if (Result.isSuccess(read)) facts.set(name, read.success.facts)
+      }
+    }
+    return hits.map((hit): MemorySearchResult => toResult(root, scope, hit, facts))
+  }
+)
