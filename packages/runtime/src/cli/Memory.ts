@@ -13,8 +13,8 @@ import { Argument, Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "./Errors.ts"
 import { jsonFlag, sessionArgument } from "./Flags.ts"
-import { printJson, printLines } from "./Output.ts"
-import { location } from "./Root.ts"
+import { printJson, printLines, shellQuote } from "./Output.ts"
+import { Invocation, location } from "./Root.ts"
 
 /** A memory view on stdin larger than this is refused (a view is a summary, not a log). */
 const MAX_VIEW_BYTES = 16 * 1024 * 1024
@@ -185,7 +185,8 @@ export const searchCommand = Command.make(
     if (scope === "history") {
       const first = results[0]
       if (first !== undefined) {
-        yield* printLines("", `Open a turn with: logbook turn ${first.session} ${first.turn ?? 1}`)
+        const cli = [yield* Invocation, ...where.flags.map(shellQuote)].join(" ")
+        yield* printLines("", `Open a turn with: ${cli} turn ${shellQuote(first.session)} ${first.turn ?? 1}`)
       }
     }
   })

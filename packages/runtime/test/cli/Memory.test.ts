@@ -83,7 +83,7 @@ describe("memory views and search from the CLI", () => {
       assert.include(none, "No words to search for")
       const history = yield* run(["--workspace", workspace, "search", "changelog", "--in", "history"])
       assert.match(history, /a turn 2 {2}Updated the changelog/u)
-      assert.include(history, "logbook turn a 2")
+      assert.include(history, `Open a turn with: logbook --workspace ${workspace} turn a 2`)
       const hjson = JSON.parse(
         yield* run(["--workspace", workspace, "search", "changelog", "--in", "history", "--json"])
       )
