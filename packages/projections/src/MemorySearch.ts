@@ -8,12 +8,13 @@
  * snapshot of it under the sessions root lets a one-shot CLI search start without rebuilding.
  */
 import type { ThreadEvent } from "@logbook/domain"
-import { DEFAULT_MAX_RESULTS, parseRfc3339, readMemoryFactsText } from "@logbook/domain"
+import { DEFAULT_MAX_RESULTS, distinctTokens, parseRfc3339, readMemoryFactsText, snippetAround } from "@logbook/domain"
 import type { FileInfo, StoreIoError } from "@logbook/store"
 export type { SearchIndex } from "./internal/searchIndex.ts"
 import { SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
 import * as NodePath from "node:path"
+import { readEventRecords } from "./EventStream.ts"
 import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
 import { SearchIndex, sessionDocs } from "./internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "./internal/searchSnapshot.ts"
@@ -119,10 +120,40 @@ export const historyText = (event: ThreadEvent): ReadonlyArray<string> => {
 
 const SNIPPET_CHARS = 240
 
-const snippetOf = (text: string): string => {
-  const flat = text.replace(/\s+/gu, " ").trim()
-  return flat.length <= SNIPPET_CHARS ? flat : `${flat.slice(0, SNIPPET_CHARS - 1)}…`
-}
+// The stored snippet of a turn (its start), used when the query's words cannot be found again.
+const snippetOf = (text: string): string => snippetAround(text, new Set(), SNIPPET_CHARS)
+
+// A hit's turn is re-read from its start offset for at most this many bytes to place its snippet.
+const SNIPPET_SCAN_BYTES = 4 * 1024 * 1024
+
+const isTurnEnd = (event: ThreadEvent): boolean =>
+  event.type === "turn.completed" || event.type === "turn.failed" || event.type === "turn.blocked"
+
+/**
+ * The searchable text of the turn starting at byte `start` of a session's log: its events up to
+ * the turn's end event (or the next turn's start), read in bounded memory for at most
+ * `SNIPPET_SCAN_BYTES` bytes.
+ */
+const turnTextAt = (root: string, name: string, start: number) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const path = sourcePath(root, name, "history")
+    const info = yield* fs.lstat(path)
+    if (Option.isNone(info) || info.value.type !== "File" || info.value.size <= start) return ""
+    return yield* turnTextIn(path, start, Math.min(info.value.size, start + SNIPPET_SCAN_BYTES))
+  })
+
+const turnTextIn = (path: string, start: number, end: number) =>
+  readEventRecords(path, { start, end }).pipe(
+    Stream.filterMap((record) => record._tag === "Event" ? Result.succeed(record) : Result.failVoid),
+    Stream.takeWhile((record) => record.offset === start || record.event.type !== "turn.started"),
+    Stream.takeUntil((record) => isTurnEnd(record.event)),
+    Stream.runFold(() => [] as Array<string>, (parts, record) => {
+      for (const part of historyText(record.event)) if (part.length > 0) parts.push(part)
+      return parts
+    }),
+    Effect.map((parts) => parts.join("\n"))
+  )
 
 const historyDocs = (root: string, name: string) =>
   Effect.gen(function*() {
@@ -302,7 +333,8 @@ const toResult = (
 /**
  * Searches every session below `sessionsDir`. An empty or punctuation-only query, a missing root
  * or an empty corpus give no results. Facts snippets are read back from the (signature-checked)
- * memory views of the hits' sessions only.
+ * memory views of the hits' sessions only; history snippets are windows around the first query
+ * word in the hit turns, re-read from their byte offsets (the indexed turn start when that fails).
  */
 export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
   function*(sessionsDir: string, query: string, options: SearchOptions = {}) {
@@ -329,6 +361,19 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
         if (Result.isSuccess(read)) facts.set(name, read.success.facts)
       }
     }
-    return hits.map((hit): MemorySearchResult => toResult(root, scope, hit, facts))
+    const results = hits.map((hit): MemorySearchResult => toResult(root, scope, hit, facts))
+    if (scope !== "history") return results
+    // History snippets are placed around the first query word, from the hit turns re-read.
+    const terms = new Set(distinctTokens(query))
+    return yield* Effect.forEach(
+      results,
+      (result) =>
+        result.offset === undefined ? Effect.succeed(result) : turnTextAt(root, result.session, result.offset).pipe(
+          Effect.map((text) =>
+            text.length === 0 ? result : { ...result, snippet: snippetAround(text, terms, SNIPPET_CHARS) }
+          ),
+          Effect.catch(() => Effect.succeed(result))
+        )
+    )
   }
 )

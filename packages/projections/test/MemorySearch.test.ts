@@ -199,6 +199,32 @@ describe("searchMemory (history)", () => {
       const more = yield* searchMemory(root, "websocket", { scope: "history", now: NOW })
       assert.deepStrictEqual(more.map((r) => r.turn).sort(), [2, 3])
     }).pipe(Effect.provide(nodeLayer())))
+
+  it.effect("places a long turn's snippet around the first matched word, from the snapshot too", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const log = yield* openLog(root, "long")
+      const filler = "lorem ipsum dolor sit amet ".repeat(30)
+      yield* appendAll(log, [
+        ev.turnStarted(),
+        ev.msg(filler),
+        ev.msg(`the flaky websocket test is fixed ${filler}`),
+        ev.completed()
+      ])
+      yield* appendAll(log, [ev.turnStarted(), ev.msg("websocket in the next turn"), ev.completed()])
+      yield* log.flush
+      const check = (results: ReadonlyArray<{ readonly turn?: number; readonly snippet: string }>) => {
+        const hit = results.find((r) => r.turn === 1)
+        assert.isDefined(hit)
+        assert.isAtMost(hit?.snippet.length ?? 0, 240)
+        assert.include(hit?.snippet ?? "", "flaky websocket test")
+        assert.isTrue(hit?.snippet.startsWith("…"))
+        assert.notInclude(hit?.snippet ?? "", "next turn")
+      }
+      check(yield* fresh(searchMemory(root, "websocket", { scope: "history", now: NOW })))
+      yield* dropSearchIndexes
+      check(yield* searchMemory(root, "websocket", { scope: "history", now: NOW }))
+    }).pipe(Effect.provide(nodeLayer())))
 })
 
 const WORDS = ["fix", "in", "ran", "failed", "test", "login", "src", "ts", "npm", "build", "deploy", "cache"]
