@@ -3,6 +3,7 @@
  * over the evicted events that counts event types and extracts grounded facts, so what
  * the cap removed can still be explained without keeping a second copy of history.
  */
+import { tokenize } from "./SearchText.ts"
 import type { ThreadEvent } from "./ThreadEvent.ts"
 
 /** At most this many grounded facts per summary. */
@@ -44,13 +45,39 @@ export const normalizeFact = (raw: string): string => {
   return collapsed.slice(0, cut) + "…"
 }
 
-/** The fact candidates one event contributes, in order (docs/log.md#summary-hook). */
+/**
+ * Agent message texts that agents emit as placeholders rather than answers (after whitespace
+ * normalisation): Claude Code's synthetic `No response requested.` and `(no content)`.
+ */
+export const PLACEHOLDER_AGENT_MESSAGES: ReadonlySet<string> = new Set(["No response requested.", "(no content)"])
+
+/** A one-word agent message shorter than this many UTF-16 units carries no fact. */
+export const MIN_ONE_WORD_MESSAGE_CHARS = 20
+
+/**
+ * Whether an agent message says anything a fact could keep: false for a known placeholder, for
+ * one without a single word (only punctuation, symbols or whitespace), and for a one-word message
+ * shorter than {@link MIN_ONE_WORD_MESSAGE_CHARS} after normalisation (`Done.`, `4`, `OK!`), which
+ * cannot be understood out of its turn. Words are what the search tokeniser splits.
+ */
+export const isInformativeMessage = (text: string): boolean => {
+  const fact = normalizeFact(text)
+  if (PLACEHOLDER_AGENT_MESSAGES.has(fact)) return false
+  const words = tokenize(fact).length
+  return words >= 2 || (words === 1 && fact.length >= MIN_ONE_WORD_MESSAGE_CHARS)
+}
+
+/**
+ * The fact candidates one event contributes, in order (docs/log.md#summary-hook); agent messages
+ * that are not {@link isInformativeMessage} contribute none.
+ */
 export const factCandidates = (event: ThreadEvent): ReadonlyArray<string> => {
   switch (event.type) {
     case "item.completed": {
       const item = event.item
       switch (item.type) {
         case "agent_message":
+          return isInformativeMessage(item.text) ? [item.text] : []
         case "plan":
           return [item.text]
         case "file_change":

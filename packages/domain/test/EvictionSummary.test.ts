@@ -11,6 +11,7 @@ import {
   type EvictionSummaryAcc,
   evictionSummaryFile,
   factCandidates,
+  isInformativeMessage,
   MAX_EVICTION_GROUNDED_FACT_BYTES,
   MAX_EVICTION_GROUNDED_FACTS,
   normalizeFact
@@ -129,8 +130,21 @@ describe("EvictionSummary", () => {
 
   describe("factCandidates", () => {
     it("takes the text of completed agent messages and plans", () => {
-      assert.deepStrictEqual(factCandidates(message("done")), ["done"])
+      assert.deepStrictEqual(factCandidates(message("build is done")), ["build is done"])
       assert.deepStrictEqual(factCandidates(completed({ type: "plan", text: "1. build" })), ["1. build"])
+    })
+
+    it("skips agent messages that carry no information, and only those", () => {
+      for (const text of ["No response requested.", "  (no content) ", "Done.", "4", "OK!", "", " \n ", "...", "🙂"]) {
+        assert.deepStrictEqual(factCandidates(message(text)), [], JSON.stringify(text))
+        assert.isFalse(isInformativeMessage(text), JSON.stringify(text))
+      }
+      for (const text of ["Tests pass.", "No response requested for now.", "supercalifragilistic!", "x".repeat(20)]) {
+        assert.deepStrictEqual(factCandidates(message(text)), [text], text)
+      }
+      // Plans, harness messages and failures keep their short texts.
+      assert.deepStrictEqual(factCandidates(completed({ type: "plan", text: "Done." })), ["Done."])
+      assert.deepStrictEqual(factCandidates(ev({ type: "error", message: "4" })), ["4"])
     })
 
     it("turns each file change into `file <kind>: <path>`", () => {
@@ -185,8 +199,8 @@ describe("EvictionSummary", () => {
     it("counts every decoded event per type, facts or not", () => {
       const acc = fold([
         ev({ type: "turn.started" }),
-        message("one"),
-        message("two"),
+        message("step one"),
+        message("step two"),
         ev({ type: "turn.completed", usage }),
         ev({ type: "some.future.event" })
       ])
@@ -195,7 +209,7 @@ describe("EvictionSummary", () => {
         [...acc.eventTypes],
         [["turn.started", 1], ["item.completed", 2], ["turn.completed", 1], ["unknown", 1]]
       )
-      assert.deepStrictEqual(acc.facts, ["one", "two"])
+      assert.deepStrictEqual(acc.facts, ["step one", "step two"])
     })
 
     it("normalises candidates and drops empty ones and exact duplicates of earlier facts", () => {
@@ -232,10 +246,10 @@ describe("EvictionSummary", () => {
     })
 
     it("does not mutate the accumulator it was given", () => {
-      const before = fold([message("a")])
+      const before = fold([message("fact a")])
       const types = [...before.eventTypes]
-      addToEvictionSummary(before, message("b"))
-      assert.deepStrictEqual(before.facts, ["a"])
+      addToEvictionSummary(before, message("fact b"))
+      assert.deepStrictEqual(before.facts, ["fact a"])
       assert.deepStrictEqual([...before.eventTypes], types)
       assert.strictEqual(before.decodedEvents, 1)
     })
@@ -262,7 +276,7 @@ describe("EvictionSummary", () => {
     it("writes the wire keys in order with event types sorted and both eviction counts", () => {
       const acc = fold([
         ev({ type: "turn.started" }),
-        message("hello"),
+        message("hello there"),
         ev({ type: "turn.completed", usage }),
         ev({ type: "error", message: "bad" })
       ])
@@ -277,7 +291,7 @@ describe("EvictionSummary", () => {
         JSON.stringify(file),
         `{"session_id":"raw/id","evicted_event_count":4,` +
           `"event_types":{"error":1,"item.completed":1,"turn.completed":1,"turn.started":1},` +
-          `"grounded_facts":["hello","bad"],"created_at":"2026-01-01T00:00:00.000000000+00:00",` +
+          `"grounded_facts":["hello there","bad"],"created_at":"2026-01-01T00:00:00.000000000+00:00",` +
           `"evicted_line_count":6,"first_turn":3,"last_turn":4}`
       )
     })
