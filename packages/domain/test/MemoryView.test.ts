@@ -166,4 +166,19 @@ describe("MemoryView", () => {
     assert.strictEqual(derived.created_at, 7)
     assert.match(derived.summary, /8 events in 1 turn, 1 failure/)
   })
+
+  it("skips agent messages without information but keeps the last one as the task summary", () => {
+    const message = (text: string): ThreadEvent =>
+      ev({ type: "item.completed", item: { id: "m", type: "agent_message", text } })
+    const acc = ["No response requested.", "Fixed the login test", "  ", "Done."].reduce(
+      (a, text, i) => addToMemoryDerivation(a, message(text), i * 10, 1),
+      emptyMemoryDerivation
+    )
+    const derived = derivedMemoryView(acc, { sessionId: "s", createdAt: 7, nowMs: 9_000 })
+    assert.deepStrictEqual(derived.grounded_facts, [{
+      fact: "Fixed the login test",
+      source: "turn 1, events.jsonl@10"
+    }])
+    assert.strictEqual(derived.task_summary, "Done.")
+  })
 })
