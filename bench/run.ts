@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only P1,P4]`: runs the README.md#performance benchmarks P1–P5, each
+ * `npm run bench [-- --quick] [-- --only P1,P4]`: runs the README.md#performance benchmarks P1 to P10, each
  * against its raw Node baseline in this same process, prints per-benchmark medians, and ends
  * with one `P<n>: <value>` line per benchmark (ratios for P1–P4, peak MiB for P5) so scripts
  * can read the last lines. Data sets are seeded and live in a temp dir removed at exit.

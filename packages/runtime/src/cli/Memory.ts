@@ -119,7 +119,14 @@ export const factsCommand = Command.make(
     if (Option.isSome(session)) yield* findSession(where.sessionsDir, session.value)
     const facts = yield* queryFacts(where.sessionsDir, limit, { session: Option.getOrUndefined(session) })
     if (json) return yield* printJson(facts)
-    if (facts.length === 0) return yield* printLines("No facts (no session has a derived/memory.json).")
+    if (facts.length === 0) {
+      return yield* printLines(
+        Option.isSome(session)
+          ? `No facts for ${session.value} (its derived/memory.json is missing or lists none; ` +
+            "`memory derive` builds one from the log)."
+          : "No facts (no session has a derived/memory.json with facts; `memory derive <session>` builds one)."
+      )
+    }
     yield* printLines(...facts.map((f) => `${f.session_id}  ${f.fact}`))
   })
 ).pipe(

@@ -69,6 +69,8 @@ describe("memory views and search from the CLI", () => {
       assert.strictEqual(facts.trim().split("\n")[0], "a  Fixed the websocket reconnect")
       const json = JSON.parse(yield* run(["--workspace", workspace, "facts", "--session", "b", "--json"]))
       assert.deepStrictEqual(json, [{ fact: "Websocket tests are green", session_id: "b" }])
+      yield* record(workspace, "quiet", ["OK"])
+      assert.include(yield* run(["--workspace", workspace, "facts", "--session", "quiet"]), "No facts for quiet")
       const results = JSON.parse(
         yield* run(["--workspace", workspace, "search", "websocket reconnect", "--json", "--now", "0"])
       )
