@@ -5,6 +5,7 @@
  * except for the five lifecycle types, which must also decode completely so a malformed
  * lifecycle record can never open, close or fake a turn (docs/log.md#classification).
  */
+import type { Schema } from "effect"
 import { Result } from "effect"
 import { decodeUtf8, exactJsonValue, isJsonObject, parseJsonOrUndefined, trimWhitespace } from "./internal/jsonText.ts"
 import type { LifecycleKind } from "./LifecycleKind.ts"
@@ -37,25 +38,50 @@ const SKIP: LineClass = { _tag: "Skip" }
  * `VersionedThreadEvent`, and `turn.completed` must carry `usage` as a JSON object (else
  * Skip). Everything else is Counted as `other` without decoding the payload. Never throws.
  */
-export const classifyLine = (line: Uint8Array | string): LineClass => {
+export const classifyLine = (line: Uint8Array | string): LineClass => classifyWithValue(line).cls
+
+/** A line's class, and for a Counted line without its envelope, the trimmed text and its parsed JSON. */
+interface Classified {
+  readonly cls: LineClass
+  readonly text?: string
+  readonly value?: unknown
+}
+
+const SKIPPED: Classified = { cls: SKIP }
+
+const classifyWithValue = (line: Uint8Array | string): Classified => {
   const text = typeof line === "string" ? line : decodeUtf8(line)
-  if (text === undefined) return SKIP
+  if (text === undefined) return SKIPPED
   const trimmed = trimWhitespace(text)
-  if (trimmed.length === 0) return SKIP
+  if (trimmed.length === 0) return SKIPPED
   const value = parseJsonOrUndefined(trimmed)
-  if (!isJsonObject(value) || typeof value.schema_version !== "string") return SKIP
+  if (!isJsonObject(value) || typeof value.schema_version !== "string") return SKIPPED
   const event = value.event
-  if (!isJsonObject(event)) return SKIP
+  if (!isJsonObject(event)) return SKIPPED
   const type = event.type
-  if (typeof type !== "string") return SKIP
+  if (typeof type !== "string") return SKIPPED
   const lifecycle = lifecycleKindOf(type)
-  if (lifecycle === "other") return { _tag: "Counted", type, lifecycle }
+  if (lifecycle === "other") return { cls: { _tag: "Counted", type, lifecycle }, text: trimmed, value }
   // The reference re-checks the raw shape of `usage`: a lenient decoder must not let an array
   // or null stand in for the usage object of a turn boundary.
-  if (lifecycle === "turn_completed" && !isJsonObject(event.usage)) return SKIP
+  if (lifecycle === "turn_completed" && !isJsonObject(event.usage)) return SKIPPED
   // Full decoding sees u64 literals beyond u64's maximum as such (rejected), like `decodeLineText`.
   const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
-  return Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP
+  return { cls: Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP }
+}
+
+/**
+ * {@link classifyLine}, and for a Counted line whose class carries no envelope, its full decoding
+ * (what `decodeLineText` of the line gives) made from the JSON value parsed to classify it, so a
+ * reader that needs every event parses each line once.
+ */
+export const classifyAndDecodeLine = (line: Uint8Array | string): {
+  readonly cls: LineClass
+  readonly decoded: Result.Result<VersionedThreadEvent, Schema.SchemaError> | undefined
+} => {
+  const { cls, text, value } = classifyWithValue(line)
+  const decoded = text === undefined ? undefined : decodeEnvelope(exactJsonValue(text, value))
+  return { cls, decoded }
 }
 
 /**

@@ -28,16 +28,29 @@ const encoder = new TextEncoder()
 // `trim` differ in two code points: they treat U+FEFF as whitespace and miss U+0085 (NEL).
 const WHITESPACE_RUN = /[\t\n\v\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/g
 
+/** UTF-8 length of one code point (a lone surrogate is written as U+FFFD, 3 bytes, like TextEncoder). */
+const utf8Size = (cp: number): number => cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4
+
+/**
+ * Whether the text's UTF-8 form is at most the fact budget, without encoding long texts: a UTF-16
+ * unit is at least one byte and at most three.
+ */
+const fitsFactBytes = (text: string): boolean =>
+  text.length > MAX_EVICTION_GROUNDED_FACT_BYTES
+    ? false
+    : text.length * 3 <= MAX_EVICTION_GROUNDED_FACT_BYTES ||
+      encoder.encode(text).length <= MAX_EVICTION_GROUNDED_FACT_BYTES
+
 /** Collapses whitespace runs, trims, and cuts to 512 bytes at a char boundary with `…`. */
 export const normalizeFact = (raw: string): string => {
   // Every run is now one space, so trimming is dropping a leading and a trailing space.
   const spaced = raw.replace(WHITESPACE_RUN, " ")
   const collapsed = spaced.slice(spaced.startsWith(" ") ? 1 : 0, spaced.endsWith(" ") ? -1 : undefined)
-  if (encoder.encode(collapsed).length <= MAX_EVICTION_GROUNDED_FACT_BYTES) return collapsed
+  if (fitsFactBytes(collapsed)) return collapsed
   let bytes = 0
   let cut = 0
   for (const ch of collapsed) {
-    const size = encoder.encode(ch).length
+    const size = utf8Size(ch.codePointAt(0) ?? 0)
     if (bytes + size > MAX_EVICTION_GROUNDED_FACT_BYTES - 3) break
     bytes += size
     cut += ch.length

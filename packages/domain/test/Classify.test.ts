@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { readFileSync } from "node:fs"
-import { classifyLine, type LineClass } from "../src/Classify.ts"
+import { classifyAndDecodeLine, classifyLine, type LineClass } from "../src/Classify.ts"
 import { encodeLine } from "../src/Encode.ts"
 import { lifecycleKindOf } from "../src/LifecycleKind.ts"
 import { decodeLineText, ThreadEvent } from "../src/ThreadEvent.ts"
@@ -208,5 +208,43 @@ describe("classifyLine", () => {
     for (const tokens of ["18446744073709551616", "18446744073709551617", "1.8446744073709551616e19", "-1", "0.5"]) {
       assert.deepStrictEqual(classify(completed(tokens)), SKIP, tokens)
     }
+  })
+})
+
+describe("classifyAndDecodeLine", () => {
+  const agreesWithTwoPasses = (line: string): void => {
+    const once = classifyAndDecodeLine(utf8.encode(line))
+    const cls = classifyLine(line)
+    assert.deepStrictEqual(once.cls, cls, line)
+    if (cls._tag === "Skip" || cls.envelope !== undefined) {
+      assert.strictEqual(once.decoded, undefined, line)
+      return
+    }
+    const twice = decodeLineText(line.trim())
+    assert.isDefined(once.decoded, line)
+    if (once.decoded === undefined) return
+    assert.strictEqual(Result.isSuccess(once.decoded), Result.isSuccess(twice), line)
+    if (Result.isSuccess(once.decoded) && Result.isSuccess(twice)) {
+      assert.deepStrictEqual(once.decoded.success, twice.success, line)
+    }
+  }
+
+  it("classifies like classifyLine and decodes other lines like decodeLineText, over the fixture logs", () => {
+    const lines = [
+      ...fixtureLines("spec-example-session.events.jsonl"),
+      ...fixtureLines("vtcode-scan-malformed-lifecycle-lines.jsonl"),
+      ...fixtureLines("vtcode-scan-malformed-lifecycle-lines.v1.jsonl"),
+      ...fixtureLines("codex-exec-json-sample.jsonl")
+    ]
+    assert.isAbove(lines.length, 10)
+    for (const line of lines) agreesWithTwoPasses(line)
+  })
+
+  it("agrees with decodeLineText on a number above u64's maximum and on an item that fails to decode", () => {
+    const line =
+      `{"schema_version":"0.18.0","event":{"type":"item.completed","item":{"id":"i","type":"agent_message",` +
+      `"text":"x"},"n":18446744073709551616}}  \n`
+    agreesWithTwoPasses(line)
+    agreesWithTwoPasses(`{"schema_version":"0.18.0","event":{"type":"item.completed","item":{"type":"nope"}}}`)
   })
 })

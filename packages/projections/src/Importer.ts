@@ -332,73 +332,88 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       "remove the session to import the source again"
   }
 
-  const handle = (line: RawLine) =>
-    Effect.gen(function*() {
-      if (stop !== undefined || run === undefined || paths === undefined || identity === undefined) return
-      const end = line.offset + line.bytes.length
-      if (end <= prevOffset) {
-        hash.update(line.bytes)
-        consumed = end
-        if (
-          end === prevOffset && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256
-        ) {
-          stop = changed
-        }
-        return
-      }
-      if (line.offset < prevOffset) return (stop = changed)
-      const terminated = line.bytes[line.bytes.length - 1] === 10
-      const parsed = parseForeignLine(line.bytes, comments && found === "exec")
-      if (!terminated && parsed._tag !== "Records") {
-        pendingTail = line.bytes.length
-        return
-      }
-      lines++
+  // Events mapped from the lines of one chunk, appended together (one `appendAll` per chunk).
+  const pending: Array<ThreadEvent> = []
+
+  const handle = (line: RawLine): void => {
+    if (stop !== undefined || run === undefined || paths === undefined || identity === undefined) return
+    const end = line.offset + line.bytes.length
+    if (end <= prevOffset) {
       hash.update(line.bytes)
       consumed = end
-      if (parsed._tag === "Bad") {
-        skippedCount++
-        if (skippedLines.length < MAX_LINES_LISTED) skippedLines.push({ line: lines, reason: parsed.reason })
-        return
+      if (
+        end === prevOffset && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256
+      ) {
+        stop = changed
       }
-      if (parsed._tag !== "Records") return
-      if (parsed.split) split++
-      if (parsed.replaced) replaced++
-      for (const value of parsed.values) {
-        const result = run.step(value)
-        readNow++
-        if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
-        if (result.events.length === 0) continue
-        log ??= yield* EventLog.open({
-          sessionsDir,
-          sessionId: identity.sessionId,
-          maxEvents: 0,
-          maxBytes: 0,
-          requireExclusive: true,
-          barrierAtTurnBoundary: false
-        })
-        for (const event of result.events) {
-          yield* log.append(event)
-          written++
-        }
-      }
-    })
+      return
+    }
+    if (line.offset < prevOffset) {
+      stop = changed
+      return
+    }
+    const terminated = line.bytes[line.bytes.length - 1] === 10
+    const parsed = parseForeignLine(line.bytes, comments && found === "exec")
+    if (!terminated && parsed._tag !== "Records") {
+      pendingTail = line.bytes.length
+      return
+    }
+    lines++
+    hash.update(line.bytes)
+    consumed = end
+    if (parsed._tag === "Bad") {
+      skippedCount++
+      if (skippedLines.length < MAX_LINES_LISTED) skippedLines.push({ line: lines, reason: parsed.reason })
+      return
+    }
+    if (parsed._tag !== "Records") return
+    if (parsed.split) split++
+    if (parsed.replaced) replaced++
+    for (const value of parsed.values) {
+      const result = run.step(value)
+      readNow++
+      if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
+      for (const event of result.events) pending.push(event)
+    }
+  }
 
-  const peekLine = (line: RawLine) =>
+  /** Appends the events of the chunk just handled, opening the session's log at the first one. */
+  const appendPending = Effect.gen(function*() {
+    if (pending.length === 0 || identity === undefined) return
+    log ??= yield* EventLog.open({
+      sessionsDir,
+      sessionId: identity.sessionId,
+      maxEvents: 0,
+      maxBytes: 0,
+      requireExclusive: true,
+      barrierAtTurnBoundary: false
+    })
+    const batch = pending.splice(0)
+    yield* log.appendAll(batch)
+    written += batch.length
+  })
+
+  const peekLines = (chunk: ReadonlyArray<RawLine>) =>
     Effect.gen(function*() {
-      if (begun) return yield* handle(line)
-      buffered.push(line)
-      const parsed = parseForeignLine(line.bytes, comments)
-      if (parsed._tag === "Records") {
-        for (const value of parsed.values) {
-          found ??= recogniseImportFormat(value)
-          identity ??= found === undefined ? undefined : mapperOf(found)?.identify(value)
+      for (const line of chunk) {
+        if (begun) {
+          handle(line)
+          continue
+        }
+        buffered.push(line)
+        const parsed = parseForeignLine(line.bytes, comments)
+        if (parsed._tag === "Records") {
+          for (const value of parsed.values) {
+            found ??= recogniseImportFormat(value)
+            identity ??= found === undefined ? undefined : mapperOf(found)?.identify(value)
+          }
+        }
+        if (identity !== undefined || buffered.length >= PEEK_LINES) {
+          yield* begin
+          for (const held of buffered.splice(0)) handle(held)
         }
       }
-      if (identity !== undefined || buffered.length >= PEEK_LINES) {
-        yield* begin
-        for (const held of buffered.splice(0)) yield* handle(held)
-      }
+      yield* appendPending
     })
 
   const base = (): SourceReport => ({
@@ -412,11 +427,12 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     yield* input.bytes.pipe(
       splitLines(0),
       Stream.takeWhile(() => stop === undefined),
-      Stream.runForEach(peekLine)
+      Stream.runForEachArray(peekLines)
     )
     if (!begun) {
       yield* begin
-      for (const held of buffered.splice(0)) yield* handle(held)
+      for (const held of buffered.splice(0)) handle(held)
+      yield* appendPending
     }
     if (log !== undefined) yield* log.flush
   }))
@@ -475,6 +491,9 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
 
 const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
   typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** How many events of a JSON session are appended together. */
+const JSON_SESSION_BATCH = 512
 
 /** Whole-file JSON sessions larger than this are refused (they are parsed in one piece). */
 export const MAX_JSON_SESSION_BYTES = 256 * 1024 * 1024
@@ -545,14 +564,19 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
         requireExclusive: true,
         barrierAtTurnBoundary: false
       })
+      const batch: Array<ThreadEvent> = []
       for (const record of records) {
         const step = run.step(record)
         if (step.skipped !== undefined) bump(skipped, step.skipped)
-        for (const event of step.events) {
-          yield* log.append(event)
-          written++
+        for (const event of step.events) batch.push(event)
+        if (batch.length >= JSON_SESSION_BATCH) {
+          const part = batch.splice(0)
+          yield* log.appendAll(part)
+          written += part.length
         }
       }
+      yield* log.appendAll(batch)
+      written += batch.length
       yield* log.flush
     }))
     const after = yield* fs.lstat(prepared.paths.events)

@@ -24,6 +24,7 @@ import type {
   VersionedThreadEvent
 } from "@logbook/domain"
 import {
+  classifyAndDecodeLine,
   classifyLine,
   decodeLineText,
   decodeManifestText,
@@ -78,13 +79,17 @@ const malformedReason = (bytes: Uint8Array): string => {
 }
 
 /** {@link checkLine} for a line already classified (the scan's classification of these bytes). */
-const checkClassified = (bytes: Uint8Array, cls: LineClass): LineCheck => {
+const checkClassified = (
+  bytes: Uint8Array,
+  cls: LineClass,
+  known?: Result.Result<VersionedThreadEvent, Schema.SchemaError>
+): LineCheck => {
   if (cls._tag === "Skip") {
     if (lenient.decode(bytes).trim().length === 0) return { _tag: "Blank" }
     return { _tag: "Malformed", reason: malformedReason(bytes) }
   }
   if (cls.envelope !== undefined) return { _tag: "Event", envelope: cls.envelope, lifecycle: cls.lifecycle }
-  const decoded = decodeLineText(lenient.decode(bytes).trim())
+  const decoded = known ?? decodeLineText(lenient.decode(bytes).trim())
   return Result.isSuccess(decoded)
     ? { _tag: "Event", envelope: decoded.success, lifecycle: cls.lifecycle }
     : { _tag: "Undecodable", type: cls.type, lifecycle: cls.lifecycle, reason: oneLine(decoded.failure.message) }
@@ -94,7 +99,10 @@ const checkClassified = (bytes: Uint8Array, cls: LineClass): LineCheck => {
  * Classifies one line (bytes with or without the trailing `\n`). The `Malformed`/`Event` split
  * is exactly `classifyLine`'s Skip/Counted; reasons are computed only for bad lines.
  */
-export const checkLine = (bytes: Uint8Array): LineCheck => checkClassified(bytes, classifyLine(bytes))
+export const checkLine = (bytes: Uint8Array): LineCheck => {
+  const { cls, decoded } = classifyAndDecodeLine(bytes)
+  return checkClassified(bytes, cls, decoded)
+}
 
 /** A metadata file as found on disk. */
 export type Stored<A> =
