@@ -19,6 +19,20 @@ import { isJsonObject } from "./internal/jsonText.ts"
 import { LABEL_LIMIT, publicIdentity, publicPath, publicText, RATIONALE_LIMIT } from "./Redaction.ts"
 import { isKnownEventType } from "./ThreadEvent.ts"
 
+/**
+ * IDE-context preambles some agents prepend to the user's prompt (Codex's "# Context from my
+ * IDE setup: … ## My request for Codex:"): the goal is the request after the marker, not the
+ * list of open tabs before it. A prompt without the marker is returned unchanged.
+ */
+const REQUEST_MARKER = /^\s*#\s*Context from my IDE setup:[\s\S]*?##\s*My request for Codex:\s*/u
+
+const requestText = (prompt: string): string => {
+  const match = REQUEST_MARKER.exec(prompt)
+  if (match === null) return prompt
+  const rest = prompt.slice(match[0].length).replace(/\s+/gu, " ").trim()
+  return rest.length === 0 ? prompt : rest
+}
+
 /** A JSON object as parsed. */
 type Json = { readonly [key: string]: unknown }
 
@@ -826,7 +840,10 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const ev = evidence(r, ctx?.turn ?? null)
         turns.push({ seq, entry: fact("turn", `turn ${turns.length + 1}`, "in progress", ev, where) })
         if (ctx?.origin === "user") {
-          goals.push({ seq, entry: fact("goal", publicText(ctx.goal ?? "(goal not recorded)"), "recorded", ev, where) })
+          goals.push({
+            seq,
+            entry: fact("goal", publicText(requestText(ctx.goal ?? "(goal not recorded)")), "recorded", ev, where)
+          })
         } else if (ctx?.origin === "correction") {
           plans.push({
             seq,
