@@ -26,6 +26,9 @@ import { isKnownEventType } from "./ThreadEvent.ts"
  */
 const REQUEST_MARKER = /^\s*#\s*Context from my IDE setup:[\s\S]*?##\s*My request for Codex:\s*/u
 
+/** `n noun` with the noun in the plural unless n is 1 (warnings read as sentences, unescaped). */
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`
+
 const requestText = (prompt: string): string => {
   const match = REQUEST_MARKER.exec(prompt)
   if (match === null) return prompt
@@ -999,7 +1002,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         changeDiffs.set(p, { diff, entry })
       }
     }
-    if (missingDiffs > 0) warnings.push(`diff unavailable for ${missingDiffs} recorded file change(s)`)
+    if (missingDiffs > 0) warnings.push(`diff unavailable for ${count(missingDiffs, "recorded file change")}`)
 
     // Verification.
     const verification: Array<VerificationEntry> = []
@@ -1048,9 +1051,13 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
     const noExit =
       ops.filter((op) => op.kind === "command" && op.terminal && op.status === "completed" && !op.hasExitCode)
         .length
-    if (noExit > 0) warnings.push(`${noExit} recorded operation(s) have no exit code`)
+    if (noExit > 0) {
+      warnings.push(`${count(noExit, "recorded operation")} ${noExit === 1 ? "has" : "have"} no exit code`)
+    }
     const pending = ops.filter((op) => !op.terminal && op.status === "in progress").length
-    if (pending > 0) warnings.push(`${pending} recorded operation(s) have no terminal result`)
+    if (pending > 0) {
+      warnings.push(`${count(pending, "recorded operation")} ${pending === 1 ? "has" : "have"} no terminal result`)
+    }
 
     // Review priorities.
     const signals: Array<{ seq: number; signal: ReviewSignal }> = []
