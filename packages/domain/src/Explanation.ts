@@ -188,6 +188,23 @@ const reqStr = (o: Json, key: string): string => {
   return v
 }
 
+/** Argument keys whose value says what a tool call acted on (a file, a command, a search). */
+const TOOL_SUBJECT_KEYS = ["file_path", "path", "notebook_path", "command", "pattern", "query", "url"] as const
+
+/**
+ * A tool call's label: its name, followed by the first subject argument that is a non-empty
+ * string ("Read src/a.ts" rather than "Read"), so a list of tool calls says what each touched.
+ */
+const toolLabel = (name: string, item: Json): string => {
+  const args = item["arguments"]
+  if (!isJsonObject(args)) return name
+  for (const key of TOOL_SUBJECT_KEYS) {
+    const v = args[key]
+    if (typeof v === "string" && v.trim().length > 0) return `${name} ${v.trim()}`
+  }
+  return name
+}
+
 const optStr = (o: Json, key: string): string | undefined => {
   const v = o[key]
   if (v === undefined || v === null) return undefined
@@ -667,7 +684,11 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const status = oneOf(item, "status", EXEC_STATUS)
         const outcome = optOneOf(item, "outcome", TOOL_OUTCOMES)
         const ctx = contextOf(item, false)
-        const op = operation(r, "tool", whereOf(ctx), id, name, ctx?.activity)
+        const where = whereOf(ctx)
+        const label = toolLabel(name, item)
+        // A later record without the arguments keeps the subject an earlier one named.
+        const keep = label === name && operations.get(identity(where, id))?.rawLabel.startsWith(`${name} `) === true
+        const op = operation(r, "tool", where, id, keep ? "" : label, ctx?.activity)
         settle(op, r, completed, toolStatus(status, outcome), `${status}:${outcome ?? ""}`, undefined)
         return
       }
