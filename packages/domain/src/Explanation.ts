@@ -19,6 +19,23 @@ import { isJsonObject } from "./internal/jsonText.ts"
 import { LABEL_LIMIT, publicIdentity, publicPath, publicText, RATIONALE_LIMIT } from "./Redaction.ts"
 import { isKnownEventType } from "./ThreadEvent.ts"
 
+/**
+ * IDE-context preambles some agents prepend to the user's prompt (Codex's "# Context from my
+ * IDE setup: … ## My request for Codex:"): the goal is the request after the marker, not the
+ * list of open tabs before it. A prompt without the marker is returned unchanged.
+ */
+const REQUEST_MARKER = /^\s*#\s*Context from my IDE setup:[\s\S]*?##\s*My request for Codex:\s*/u
+
+/** `n noun` with the noun in the plural unless n is 1 (warnings read as sentences, unescaped). */
+const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`
+
+const requestText = (prompt: string): string => {
+  const match = REQUEST_MARKER.exec(prompt)
+  if (match === null) return prompt
+  const rest = prompt.slice(match[0].length).replace(/\s+/gu, " ").trim()
+  return rest.length === 0 ? prompt : rest
+}
+
 /** A JSON object as parsed. */
 type Json = { readonly [key: string]: unknown }
 
@@ -169,6 +186,23 @@ const reqStr = (o: Json, key: string): string => {
   const v = o[key]
   if (typeof v !== "string") throw Bad.instance
   return v
+}
+
+/** Argument keys whose value says what a tool call acted on (a file, a command, a search). */
+const TOOL_SUBJECT_KEYS = ["file_path", "path", "notebook_path", "command", "pattern", "query", "url"] as const
+
+/**
+ * A tool call's label: its name, followed by the first subject argument that is a non-empty
+ * string ("Read src/a.ts" rather than "Read"), so a list of tool calls says what each touched.
+ */
+const toolLabel = (name: string, item: Json): string => {
+  const args = item["arguments"]
+  if (!isJsonObject(args)) return name
+  for (const key of TOOL_SUBJECT_KEYS) {
+    const v = args[key]
+    if (typeof v === "string" && v.trim().length > 0) return `${name} ${v.trim()}`
+  }
+  return name
 }
 
 const optStr = (o: Json, key: string): string | undefined => {
@@ -650,7 +684,11 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const status = oneOf(item, "status", EXEC_STATUS)
         const outcome = optOneOf(item, "outcome", TOOL_OUTCOMES)
         const ctx = contextOf(item, false)
-        const op = operation(r, "tool", whereOf(ctx), id, name, ctx?.activity)
+        const where = whereOf(ctx)
+        const label = toolLabel(name, item)
+        // A later record without the arguments keeps the subject an earlier one named.
+        const keep = label === name && operations.get(identity(where, id))?.rawLabel.startsWith(`${name} `) === true
+        const op = operation(r, "tool", where, id, keep ? "" : label, ctx?.activity)
         settle(op, r, completed, toolStatus(status, outcome), `${status}:${outcome ?? ""}`, undefined)
         return
       }
@@ -826,7 +864,10 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         const ev = evidence(r, ctx?.turn ?? null)
         turns.push({ seq, entry: fact("turn", `turn ${turns.length + 1}`, "in progress", ev, where) })
         if (ctx?.origin === "user") {
-          goals.push({ seq, entry: fact("goal", publicText(ctx.goal ?? "(goal not recorded)"), "recorded", ev, where) })
+          goals.push({
+            seq,
+            entry: fact("goal", publicText(requestText(ctx.goal ?? "(goal not recorded)")), "recorded", ev, where)
+          })
         } else if (ctx?.origin === "correction") {
           plans.push({
             seq,
@@ -982,7 +1023,7 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
         changeDiffs.set(p, { diff, entry })
       }
     }
-    if (missingDiffs > 0) warnings.push(`diff unavailable for ${missingDiffs} recorded file change(s)`)
+    if (missingDiffs > 0) warnings.push(`diff unavailable for ${count(missingDiffs, "recorded file change")}`)
 
     // Verification.
     const verification: Array<VerificationEntry> = []
@@ -1031,9 +1072,13 @@ export const makeExplanationFold = (sessionId: string): ExplanationFold => {
     const noExit =
       ops.filter((op) => op.kind === "command" && op.terminal && op.status === "completed" && !op.hasExitCode)
         .length
-    if (noExit > 0) warnings.push(`${noExit} recorded operation(s) have no exit code`)
+    if (noExit > 0) {
+      warnings.push(`${count(noExit, "recorded operation")} ${noExit === 1 ? "has" : "have"} no exit code`)
+    }
     const pending = ops.filter((op) => !op.terminal && op.status === "in progress").length
-    if (pending > 0) warnings.push(`${pending} recorded operation(s) have no terminal result`)
+    if (pending > 0) {
+      warnings.push(`${count(pending, "recorded operation")} ${pending === 1 ? "has" : "have"} no terminal result`)
+    }
 
     // Review priorities.
     const signals: Array<{ seq: number; signal: ReviewSignal }> = []

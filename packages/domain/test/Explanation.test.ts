@@ -41,7 +41,29 @@ const explain = (lines: ReadonlyArray<ThreadEvent | string>, scope: ExplanationS
 const verify = { activity: "verification" } as const
 const mutate = { activity: "mutation" } as const
 
+/** The raw line of `event` with `arguments` added to its item (as importers record tool calls). */
+const withArguments = (event: ThreadEvent, args: Record<string, unknown>): string => {
+  const line: { event: { item: Record<string, unknown> } } = JSON.parse(encodeLine(event))
+  line.event.item.arguments = args
+  return JSON.stringify(line)
+}
+
 describe("Explanation", () => {
+  it("a tool call is labelled with its subject argument, kept when a later record omits the arguments", () => {
+    const m = explain([
+      items.turn("t", "read it"),
+      withArguments(items.tool("started", "r1", "Read", "in_progress", undefined, { task: "t" }), {
+        file_path: "src/a.ts",
+        limit: 20
+      }),
+      items.tool("completed", "r1", "Read", "completed", "success", { task: "t" }),
+      withArguments(items.tool("completed", "r2", "TodoWrite", "completed", "success", { task: "t" }), {
+        todos: []
+      })
+    ])
+    assert.deepStrictEqual(m.actions.map((a) => a.label), ["Read src/a.ts", "TodoWrite"])
+  })
+
   it("task scope covers the latest user task and session scope every task", () => {
     const log = [
       items.turn("t1", "first goal"),
@@ -178,7 +200,7 @@ describe("Explanation", () => {
     ])
     assert.strictEqual(m.edit_operations, 2)
     assert.deepStrictEqual(m.changes.map((c) => [c.path, c.line]), [["src/a.ts", 12], ["src/b.ts", 40]])
-    assert.isTrue(m.completeness.warnings.some((w) => w.includes("diff unavailable")))
+    assert.include(m.completeness.warnings, "diff unavailable for 1 recorded file change")
     assert.deepStrictEqual(m.failures.map((f) => f.label), ["src/c.ts"])
   })
 

@@ -8,6 +8,7 @@
  * failures marked) and the action/file graph.
  */
 import type { ExplanationEntry, ExplanationModel } from "@logbook/domain"
+import { publicText } from "@logbook/domain"
 import { evidenceLink } from "./ExplanationText.ts"
 
 /** The report's Content-Security-Policy. */
@@ -157,11 +158,40 @@ export interface EmbeddedEvidence {
   readonly next_offset: number | null
 }
 
+/**
+ * The workspace as it is when the report is written (read from Git by the caller): the status
+ * and diff text, or why they are unavailable. Not evidence: nothing says the agent made it.
+ */
+export interface WorkspaceSnapshot {
+  readonly directory: string
+  readonly status: string
+  readonly diff: string
+  /** Whether the diff was cut at the capture bound. */
+  readonly truncated: boolean
+  /** Why no snapshot could be read (not a Git work tree, git missing, timeout); null when read. */
+  readonly unavailable: string | null
+}
+
+/** The most characters of a workspace diff the report shows. */
+export const WORKSPACE_DIFF_LIMIT = 8192
+
 /** Options of {@link renderHtml}. */
 export interface HtmlOptions {
   /** Evidence lines to embed (as `logbook evidence` pages them); entries citing them link to `#evidence-<offset>`. */
   readonly evidence?: ReadonlyArray<EmbeddedEvidence>
+  /** A current-workspace section, marked as not evidence of agent ownership. */
+  readonly workspace?: WorkspaceSnapshot
 }
+
+const workspaceSection = (w: WorkspaceSnapshot): string =>
+  `<p class="empty">The workspace as it was when this report was written, read with git in <code>${
+    h(publicText(w.directory, 900))
+  }</code>. It is not evidence of what the agent did: anyone may have changed these files.</p>` +
+  (w.unavailable !== null
+    ? `<p>Workspace snapshot unavailable: ${h(publicText(w.unavailable))}</p>`
+    : `<pre>${h(publicText(w.status, WORKSPACE_DIFF_LIMIT)) || "(clean: no changes)"}</pre>` +
+      (w.diff.length === 0 ? "" : `<pre>${h(publicText(w.diff, WORKSPACE_DIFF_LIMIT))}</pre>`) +
+      (w.truncated ? "<p class=\"empty\">Diff cut at the capture bound.</p>" : ""))
 
 /**
  * Renders the whole report as one HTML document. Evidence pages passed in `options` are embedded
@@ -294,6 +324,9 @@ export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): 
         ).join("\n")
       )
     ]),
+    ...(options.workspace === undefined
+      ? []
+      : [section("workspace", "Current workspace (not evidence)", workspaceSection(options.workspace))]),
     section(
       "completeness",
       "Completeness",

@@ -25,6 +25,23 @@ const checkLine = (v: VerificationEntry, md: (s: string) => string) =>
 
 const flat = (text: string) => text.replace(/\s*\n\s*/gu, " ")
 
+const failed = (status: string) => status.includes("fail") || status === "denied"
+
+/**
+ * One line on the recorded actions (commands, tool calls): how many, how many failed, and the
+ * most relevant one, the latest failed action when any failed, else the latest action.
+ */
+const actionsLine = (actions: ReadonlyArray<ExplanationEntry>, md: (s: string) => string): string => {
+  const failures = actions.filter((a) => failed(a.status))
+  const shown = failures[failures.length - 1] ?? actions[actions.length - 1]
+  const head = `Actions: ${actions.length} recorded, ${failures.length} failed`
+  return shown === undefined
+    ? `${head}.`
+    : `${head}; ${failures.length > 0 ? "latest failed" : "latest"}: ${md(shown.label)} [${shown.status}] ${
+      link(shown.evidence)
+    }`
+}
+
 /** The summary: exactly the five sections, at most 20 lines, Markdown-escaped, with evidence links. */
 export const renderSummary = (model: ExplanationModel): string => {
   const md = (s: string) => escapeMarkdown(flat(s))
@@ -45,6 +62,7 @@ export const renderSummary = (model: ExplanationModel): string => {
   for (const c of model.changes.slice(0, 2)) {
     lines.push(`- ${md(c.path ?? c.label)}${c.line === null ? "" : `:${c.line}`} ${link(c.evidence)}`)
   }
+  if (model.actions.length > 0) lines.push(actionsLine(model.actions, md))
   omitted += Math.max(0, model.changes.length - 2)
 
   lines.push("## Decisions")
@@ -183,7 +201,7 @@ export const renderDiagram = (model: ExplanationModel, width = 80): string => {
   const rows: Array<string> = []
   const ops = model.actions
   ops.forEach((a, i) => {
-    const marker = a.status.includes("fail") || a.status === "denied" ? "x" : "->"
+    const marker = failed(a.status) ? "x" : "->"
     rows.push(`${i + 1} ${marker} ${flat(a.label)} [${a.status}]`)
   })
   if (ops.length === 0) rows.push("(no recorded actions)")

@@ -226,7 +226,7 @@ describe("Explanation of a live session", () => {
 })
 
 describe("Explanation renderers", () => {
-  it("the summary names every section even for an empty session", () => {
+  it("the summary names every section even for an empty session, and counts recorded actions with the latest failed one", () => {
     const empty = {
       session_id: "s",
       revision: sha(""),
@@ -257,5 +257,31 @@ describe("Explanation renderers", () => {
     }
     assert.include(summary, "No verification command recorded.")
     assert.include(summary, "Evidence: 0 malformed, 0 unknown, 0 legacy, 0 evicted turns.")
+    assert.notInclude(summary, "Actions:")
+    const action = (label: string, status: string, offset: number) => ({
+      kind: "command" as const,
+      label,
+      status,
+      evidence: { session_id: "s", offset, length: 1, digest: sha(label), item_id: null },
+      task_id: null,
+      actor_id: null,
+      parent_actor_id: null,
+      timestamp: null,
+      path: null,
+      line: null
+    })
+    const busy = renderSummary({
+      ...empty,
+      actions: [action("npm test", "failed", 0), action("ls", "completed", 10), action("cat a.ts", "completed", 20)]
+    })
+    assert.include(
+      busy,
+      `Actions: 3 recorded, 1 failed; latest failed: npm test [failed] [evidence](logbook-evidence:s:0:`
+    )
+    const quiet = renderSummary({
+      ...empty,
+      actions: [action("ls", "completed", 10), action("cat a.ts", "completed", 20)]
+    })
+    assert.include(quiet, "Actions: 2 recorded, 0 failed; latest: cat a\\.ts [completed]")
   })
 })

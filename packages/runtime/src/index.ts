@@ -6,3 +6,4 @@
 export * from "./GoalTracking.ts"
 export * from "./MatrixCoordinator.ts"
 export * from "./SessionMemory.ts"
+export * from "./WorkspaceGit.ts"

@@ -35,7 +35,7 @@ const ARGS = [
   "--disable-sync"
 ]
 
-/** Where the screenshot goes (ignored by git; `docs/explain-report.png` is a copy of one). */
+/** Where the screenshot goes (ignored by git; `docs/explain-report.png` is the CLI report of a fresh demo session). */
 const OUTPUT = path.resolve(import.meta.dirname, "../../../test-output")
 
 interface Observed {

@@ -17,6 +17,7 @@ import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
+import { WorkspaceGit } from "../WorkspaceGit.ts"
 import { UsageError } from "./Errors.ts"
 import { jsonFlag, sessionArgument } from "./Flags.ts"
 import { note, printJson, printLines, writeOut } from "./Output.ts"
@@ -57,14 +58,26 @@ export const explainCommand = Command.make(
     open: Flag.Boolean("open").pipe(
       Flag.withDescription("With --html: print the report's file:// URL to open in a browser"),
       Flag.withDefault(false)
+    ),
+    withWorkspace: Flag.Boolean("with-workspace").pipe(
+      Flag.withDescription(
+        "With --html: add the workspace's current git status and diff (read-only, 8 KiB, 2 s; not evidence)"
+      ),
+      Flag.withDefault(false)
     )
   },
-  Effect.fn("cli.explain")(function*({ details, diagram, html, json, open, scope, session, width }) {
+  Effect.fn("cli.explain")(function*({ details, diagram, html, json, open, scope, session, width, withWorkspace }) {
     const chosen = [details, diagram, json, Option.isSome(html)].filter((x) => x).length
     if (chosen > 1) {
       return yield* new UsageError({
         detail: "--details, --diagram, --json and --html are alternatives",
         hint: "choose one output form"
+      })
+    }
+    if (withWorkspace && Option.isNone(html)) {
+      return yield* new UsageError({
+        detail: "--with-workspace needs --html FILE",
+        hint: "e.g. --html report.html --with-workspace"
       })
     }
     if (open && Option.isNone(html)) {
@@ -95,9 +108,18 @@ export const explainCommand = Command.make(
           queryEvidence(where.sessionsDir, session, { offset: r.offset, digest: r.digest, length: r.length }, 0, 4096)
             .pipe(Effect.option)
       )
+      const workspace = withWorkspace
+        ? yield* Effect.gen(function*() {
+          const git = yield* WorkspaceGit
+          return yield* git.snapshot(where.workspace)
+        }).pipe(Effect.provide(WorkspaceGit.layerNode))
+        : undefined
       yield* fs.writeAtomic(
         file,
-        renderHtml(model, { evidence: evidence.flatMap((e) => Option.isSome(e) ? [e.value] : []) })
+        renderHtml(model, {
+          evidence: evidence.flatMap((e) => Option.isSome(e) ? [e.value] : []),
+          ...(workspace === undefined ? {} : { workspace })
+        })
       )
       yield* note(`wrote the HTML report of ${session} to ${file}`)
       if (open) yield* printLines(pathToFileURL(file).href)

@@ -1,7 +1,8 @@
 /**
  * `logbook explain` and `logbook evidence` in-process on the demo session: the summary's five
  * sections, JSON, the HTML file, the diagram width, an evidence link that resolves and one that
- * does not (exit 3), and output flags that exclude each other (exit 2).
+ * does not (exit 3), and output flags that exclude each other (exit 2); and on a real Codex
+ * rollout imported from the fixtures: the request as the goal, the recorded commands counted.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir } from "@logbook/testkit"
@@ -9,6 +10,19 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { logbook } from "./inProcess.ts"
+
+const codexDir = path.join(
+  import.meta.dirname,
+  "..",
+  "..",
+  "..",
+  "projections",
+  "test",
+  "fixtures",
+  "realdata",
+  "codex-rollout"
+)
+const codexSession = "codex-019982b8-3422-79e0-8b3b-05abaf4f3c3e"
 
 const demo = Effect.gen(function*() {
   const workspace = yield* tempDir("explain-cli")
@@ -80,7 +94,37 @@ describe("logbook explain", () => {
       assert.strictEqual(both.exitCode, 2)
       const open = yield* logbook(["--workspace", ws, "explain", "demo", "--open"])
       assert.strictEqual(open.exitCode, 2)
+      const bare = yield* logbook(["--workspace", ws, "explain", "demo", "--with-workspace"])
+      assert.strictEqual(bare.exitCode, 2)
+      assert.include(bare.stderr, "--with-workspace needs --html FILE")
+      const file = path.join(ws, "with-workspace.html")
+      yield* run(ws, ["explain", "demo", "--html", file, "--with-workspace"])
+      assert.include(fs.readFileSync(file, "utf8"), "Current workspace (not evidence)")
       const missing = yield* logbook(["--workspace", ws, "explain", "nope"])
       assert.strictEqual(missing.exitCode, 3)
     }), 120_000)
+
+  it.effect(
+    "an imported Codex rollout is summarised by its request (not the IDE context) and its 34 commands",
+    () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir("explain-codex")
+        const imported = yield* logbook(["--sessions-dir", root, "import", "codex", codexDir])
+        assert.strictEqual(imported.exitCode, 0, imported.stderr)
+        const r = yield* logbook(["--sessions-dir", root, "explain", codexSession])
+        assert.strictEqual(r.exitCode, 0, r.stderr)
+        const lines = r.stdout.trimEnd().split("\n")
+        assert.isAtMost(lines.length, 20)
+        const goal = lines[lines.indexOf("## Goal") + 1] ?? ""
+        assert.match(goal, /^Evaluate @packages\/services and create a new package/u)
+        assert.notInclude(r.stdout, "Context from my IDE setup")
+        assert.include(
+          r.stdout,
+          "Actions: 34 recorded, 0 failed; latest: cat packages/services/eslint\\.config\\.js [completed]"
+        )
+        const details = yield* logbook(["--sessions-dir", root, "explain", codexSession, "--details"])
+        assert.include(details.stdout, "Actions (34)")
+      }),
+    120_000
+  )
 })
