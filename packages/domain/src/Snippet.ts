@@ -1,5 +1,5 @@
 /**
- * Result snippets for search (docs/search.md#history): a short, whitespace-flattened window of a
+ * Result snippets for search (docs/search.md#ranking): a short, whitespace-flattened window of a
  * document's text placed around the first word that matches the query, so a history result shows
  * why it matched instead of the turn's opening lines.
  */

@@ -1,5 +1,5 @@
 /**
- * Search result snippets (docs/search.md#history): a bounded, whitespace-flattened window around
+ * Search result snippets (docs/search.md#ranking): a bounded, whitespace-flattened window around
  * the first word matching the query, that never cuts a surrogate pair.
  */
 import { assert, describe, it } from "@effect/vitest"
