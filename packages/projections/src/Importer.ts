@@ -206,7 +206,16 @@ const bump = (counts: Record<string, number>, key: string, by = 1): void => {
   counts[key] = (counts[key] ?? 0) + by
 }
 
-const emptyReport = (path: string, status: SourceStatus, reason: string, format?: ImportFormat): SourceReport => ({
+/**
+ * The report of a source from which nothing was imported (failed, refused, ignored or unchanged),
+ * with every count zero.
+ */
+export const emptyReport = (
+  path: string,
+  status: SourceStatus,
+  reason: string,
+  format?: ImportFormat
+): SourceReport => ({
   path,
   format,
   session: undefined,

@@ -8,7 +8,7 @@
  */
 import type { ImportFormat } from "@logbook/domain"
 import type { ImportReport, SourceReport } from "@logbook/projections"
-import { deriveImportedMemory, importInput, importSessions, summarise } from "@logbook/projections"
+import { deriveImportedMemory, emptyReport, importInput, importSessions, summarise } from "@logbook/projections"
 import { Config, Duration, Effect, Option, Stdio } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as NodeOs from "node:os"
@@ -110,23 +110,7 @@ const sourceNote = (s: SourceReport): string => {
   return notes.length === 0 ? s.path : `${s.path} (${notes.join("; ")})`
 }
 
-const failedStdin = (reason: string): SourceReport => ({
-  path: "-",
-  format: "exec",
-  session: undefined,
-  parent_session: undefined,
-  status: "failed",
-  reason,
-  events_written: 0,
-  records_read: 0,
-  records_skipped: {},
-  lines_skipped: [],
-  lines_skipped_count: 0,
-  lines_split: 0,
-  lines_with_invalid_utf8: 0,
-  pending_tail_bytes: 0,
-  open_turn_usage: { input_tokens: 0, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 0 }
-})
+const failedStdin = (reason: string): SourceReport => emptyReport("-", "failed", reason, "exec")
 
 interface WatchOptions {
   readonly watch: boolean
