@@ -7,6 +7,7 @@ import { assert, describe, it, layer } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine } from "@logbook/domain"
 import { SessionFs } from "@logbook/store"
+import { emptyExplanationModel } from "@logbook/testkit"
 import {
   appendAll,
   ev,
@@ -227,30 +228,7 @@ describe("Explanation of a live session", () => {
 
 describe("Explanation renderers", () => {
   it("the summary names every section even for an empty session, and counts recorded actions with the latest failed one", () => {
-    const empty = {
-      session_id: "s",
-      revision: sha(""),
-      scope: "task" as const,
-      task_id: null,
-      status: "unavailable",
-      goals: [],
-      turns: [],
-      actions: [],
-      changes: [],
-      edits: [],
-      edit_operations: 0,
-      decisions: [],
-      verification: [],
-      token_breakdowns: [],
-      failures: [],
-      review_priorities: [],
-      plan_evolution: [],
-      agents: [],
-      graph: [],
-      usage: null,
-      cost_usd: null,
-      completeness: { malformed_records: 0, unknown_records: 0, legacy_records: 0, evicted_turns: 0, warnings: [] }
-    }
+    const empty = emptyExplanationModel("task", sha(""))
     const summary = renderSummary(empty)
     for (const s of ["## Goal", "## Changes", "## Decisions", "## Verification", "## Review first"]) {
       assert.include(summary, s)

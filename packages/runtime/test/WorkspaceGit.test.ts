@@ -5,9 +5,8 @@
  * escaped, redacted and marked as not evidence.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { ExplanationModel } from "@logbook/domain"
 import { renderHtml } from "@logbook/projections"
-import { tempDir } from "@logbook/testkit"
+import { emptyExplanationModel, tempDir } from "@logbook/testkit"
 import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -34,30 +33,7 @@ const snapshot = (dir: string) =>
     return yield* git.snapshot(dir)
   }).pipe(Effect.provide(WorkspaceGit.layerNode))
 
-const emptyModel: ExplanationModel = {
-  session_id: "s",
-  revision: "0".repeat(64),
-  scope: "session",
-  task_id: null,
-  status: "unavailable",
-  goals: [],
-  turns: [],
-  actions: [],
-  changes: [],
-  edits: [],
-  edit_operations: 0,
-  decisions: [],
-  verification: [],
-  token_breakdowns: [],
-  failures: [],
-  review_priorities: [],
-  plan_evolution: [],
-  agents: [],
-  graph: [],
-  usage: null,
-  cost_usd: null,
-  completeness: { malformed_records: 0, unknown_records: 0, legacy_records: 0, evicted_turns: 0, warnings: [] }
-}
+const emptyModel = emptyExplanationModel()
 
 describe("WorkspaceGit", () => {
   it.effect("reads the status and diff of the work tree without touching the index", () =>

@@ -3,6 +3,7 @@
  */
 export * from "./CliRunner.ts"
 export * from "./Events.ts"
+export * from "./Explanations.ts"
 export * from "./Files.ts"
 export * from "./FuzzLines.ts"
 export * from "./Items.ts"
