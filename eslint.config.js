@@ -1,6 +1,6 @@
 // Lint and formatting rules for the whole workspace. Formatting is enforced through dprint
 // (via @effect/eslint-plugin) so `npm run lint:fix` is the only formatter anyone needs.
-// Architecture rules: imports point down (runtime → projections → store → domain) and
+// Architecture rules: imports point down (runtime → fleet → projections → store → domain) and
 // `domain` stays pure.
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
@@ -10,7 +10,7 @@ const noUpward = (forbidden, extra = []) => ({
     patterns: [
       ...forbidden.map((name) => ({
         group: [`@logbook/${name}`, `@logbook/${name}/*`],
-        message: "imports only point down: runtime → projections → store → domain"
+        message: "imports only point down: runtime → fleet → projections → store → domain"
       })),
       { group: ["@logbook/*/src/*", "@logbook/*/dist/*"], message: "import packages only through their index" },
       ...extra
@@ -43,13 +43,14 @@ export default tseslint.config(
   },
   {
     files: ["packages/domain/src/**/*.ts"],
-    rules: noUpward(["store", "projections", "runtime"], [
+    rules: noUpward(["store", "projections", "fleet", "runtime"], [
       { group: ["node:*", "fs", "path", "child_process", "os"], message: "domain is pure: no I/O" },
       { group: ["@effect/platform-node", "@effect/platform-node/*"], message: "domain is pure: no platform layers" }
     ])
   },
-  { files: ["packages/store/src/**/*.ts"], rules: noUpward(["projections", "runtime"]) },
-  { files: ["packages/projections/src/**/*.ts"], rules: noUpward(["runtime"]) },
+  { files: ["packages/store/src/**/*.ts"], rules: noUpward(["projections", "fleet", "runtime"]) },
+  { files: ["packages/projections/src/**/*.ts"], rules: noUpward(["fleet", "runtime"]) },
+  { files: ["packages/fleet/src/**/*.ts"], rules: noUpward(["runtime"]) },
   {
     files: ["packages/*/src/**/*.ts"],
     rules: {

@@ -1,0 +1,8 @@
+/**
+ * Public entry point of @logbook/fleet: re-exports only. The fleet store: session stores
+ * replicated into PostgreSQL (the per-machine store stays the source of truth), and the queries
+ * that search and audit them across machines. Sits above the read side: runtime → fleet →
+ * projections → store → domain.
+ */
+export * from "./FleetDatabase.ts"
+export * from "./FleetMigrations.ts"
