@@ -17,6 +17,7 @@ import { matrixCommand } from "./cli/Matrix.ts"
 import { factsCommand, memoryCommand, searchCommand } from "./cli/Memory.ts"
 import { migrateCommand } from "./cli/Migrate.ts"
 import { packCommand } from "./cli/Pack.ts"
+import { replicateCommand } from "./cli/Replicate.ts"
 import { retentionCommand } from "./cli/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
 import { sessionsCommand } from "./cli/Sessions.ts"
@@ -45,7 +46,8 @@ export const logbookCli = rootCommand.pipe(
     searchCommand,
     importCommand,
     explainCommand,
-    evidenceCommand
+    evidenceCommand,
+    replicateCommand
   ])
 )
 

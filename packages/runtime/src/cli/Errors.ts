@@ -172,7 +172,31 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
       ),
     EvidenceForeignSession: (e) =>
       rendered(ExitCode.failure, e.message, "pass the session the evidence link names (logbook-evidence:<session>:…)"),
-    InvalidEvidencePage: (e) => rendered(ExitCode.usage, e.message, "use 0 or the next offset a previous page printed")
+    InvalidEvidencePage: (e) => rendered(ExitCode.usage, e.message, "use 0 or the next offset a previous page printed"),
+    FleetError: (e) =>
+      rendered(
+        ExitCode.failure,
+        `fleet database ${e.target}: ${e.operation} failed: ${e.message}`,
+        "check that the server is reachable and the user may create tables; the connection was retried with backoff"
+      ),
+    FleetDatabaseMissing: (e) =>
+      rendered(
+        ExitCode.usage,
+        `${e.operation}: no fleet database given`,
+        "pass --to postgres://user@host:port/database or set LOGBOOK_DATABASE_URL"
+      ),
+    InvalidFleetDatabaseUrl: (e) =>
+      rendered(
+        ExitCode.usage,
+        `${e.operation}: the fleet database URL is not usable: ${e.reason}`,
+        "use postgres://user@host:port/database (the URL itself is never printed)"
+      ),
+    ReplicationConflicts: (e) =>
+      rendered(
+        ExitCode.integrity,
+        e.message,
+        "the fleet kept its lines; compare the session with the machine it came from (see docs/fleet.md#conflicts)"
+      )
   })
 )
 
