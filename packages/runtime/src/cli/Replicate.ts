@@ -39,9 +39,14 @@ export const replicateCommand = Command.make(
       Flag.withDescription("Replicate only this session (its id or directory name)"),
       Flag.optional
     ),
+    batchLines: Flag.Int("batch-lines").pipe(
+      Flag.filter((n) => n >= 1 && n <= 6000, (n) => `--batch-lines must be between 1 and 6000, got ${n}`),
+      Flag.withDescription("Lines per transaction (default 2000; batches also stop at 1 MiB of log)"),
+      Flag.optional
+    ),
     json: jsonFlag
   },
-  Effect.fn("cli.replicate")(function*({ json, session, to, watch }) {
+  Effect.fn("cli.replicate")(function*({ batchLines, json, session, to, watch }) {
     const where = yield* location
     const url = yield* Config.option(Config.String("LOGBOOK_DATABASE_URL")).pipe(
       Effect.orElseSucceed(() => Option.none<string>())
@@ -53,7 +58,8 @@ export const replicateCommand = Command.make(
       envUrl: url,
       session: Option.getOrUndefined(session),
       watch,
-      json
+      json,
+      batchLines: Option.getOrUndefined(batchLines)
     })
   })
 ).pipe(

@@ -28,6 +28,7 @@ export interface ReplicateInput {
   readonly session: string | undefined
   readonly watch: boolean
   readonly json: boolean
+  readonly batchLines: number | undefined
 }
 
 const OPERATION = "replicate"
@@ -102,6 +103,7 @@ export const runReplicate = Effect.fn("cli.replicate.run")(function*(input: Repl
   const options: ReplicateOptions = {
     originHost: NodeOs.hostname(),
     session: input.session,
+    maxBatchLines: input.batchLines,
     onProgress,
     onConflict: (c) => say(`logbook: ${c.message}`),
     fileSignatures: new Map()

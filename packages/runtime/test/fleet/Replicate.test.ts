@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient } from "@logbook/fleet"
 import { fleetTestTarget, nodeLayer, openLog, resetFleetDatabase, sessionsRoot, turn } from "@logbook/testkit"
-import { Effect, Redacted } from "effect"
+import { Effect, Redacted, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import { logbook } from "../cli/inProcess.ts"
@@ -15,7 +15,13 @@ import { logbook } from "../cli/inProcess.ts"
 const withFleet = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
   Effect.flatMap(
     fleetTestTarget,
-    (target) => effect.pipe(Effect.provide(layerFleetClient(target, { maxConnections: 1 })), Effect.orDie)
+    (target) =>
+      effect.pipe(
+        Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
+        // The embedded server refuses a connection until it has seen the previous one close.
+        Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 25 }),
+        Effect.orDie
+      )
   )
 
 /** The test database URL with a password added, to check that it is never printed. */
