@@ -6,3 +6,7 @@
  */
 export * from "./FleetDatabase.ts"
 export * from "./FleetMigrations.ts"
+export * from "./FleetPackVerify.ts"
+export * from "./FleetRestore.ts"
+export * from "./FleetSessionData.ts"
+export * from "./FleetSessions.ts"
