@@ -34,7 +34,7 @@ export class PackNotVerified extends Schema.TaggedError<PackNotVerified>()("Pack
 }
 
 /** Reads a key file without following links. */
-const readKeyFile = Effect.fn("cli.pack.readKeyFile")(function*(path: string) {
+export const readKeyFile = Effect.fn("cli.pack.readKeyFile")(function*(path: string) {
   const fs = yield* SessionFs
   const bytes = yield* fs.readFileNoFollow(resolve(path))
   if (Option.isNone(bytes)) {

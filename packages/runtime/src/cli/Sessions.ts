@@ -24,9 +24,9 @@ export const sessionJson = (s: SessionSummary) => ({
  * The `sessions` table lines; `extra` adds columns after the standard ones (the fleet's origin
  * host), one header and one cell per session each.
  */
-export const sessionsTable = (
-  sessions: ReadonlyArray<SessionSummary>,
-  extra: ReadonlyArray<{ readonly header: string; readonly cell: (s: SessionSummary) => string }> = []
+export const sessionsTable = <S extends SessionSummary>(
+  sessions: ReadonlyArray<S>,
+  extra: ReadonlyArray<{ readonly header: string; readonly cell: (s: S) => string }> = []
 ): Array<string> =>
   table(
     ["SESSION", "STATUS", "TURNS", "EVENTS", "UPDATED", "LOCK", "PIN", ...extra.map((e) => e.header)],
