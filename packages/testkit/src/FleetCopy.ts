@@ -80,7 +80,5 @@ export const copySessionToFleet = (
         sql.insert({ session_id: sessionId, path: file, size: content.length, sha256: sha256(content), content })
       }`
     }
-    yield* sql`insert into replication_cursors ${
-      sql.insert({ session_id: sessionId, epoch: 0, byte_offset: start })
-    }`
+    yield* sql`insert into replication_cursors ${sql.insert({ session_id: sessionId, epoch: 0, byte_offset: start })}`
   }).pipe(Effect.orDie)
