@@ -150,6 +150,12 @@ describe("fleet queries", () => {
         )
         const text = yield* fleet(["pack", "verify", session])
         assert.include(text.stdout, "Verified: every listed file matches")
+        const keys = yield* logbook(["pack", "keygen", path.join(store, "..", "keys")])
+        assert.strictEqual(keys.exitCode, 0, keys.stderr)
+        const publicKey = path.join(store, "..", "keys", "audit-pack-signing.pub")
+        const unsigned = yield* fleet(["pack", "verify", session, "--public-key", publicKey])
+        assert.strictEqual(unsigned.exitCode, 5, unsigned.stderr)
+        assert.include(unsigned.stdout, "UNSIGNED")
 
         yield* withDb(Effect.gen(function*() {
           const sql = yield* Sql.SqlClient
