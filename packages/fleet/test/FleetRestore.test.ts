@@ -10,13 +10,13 @@ import {
   FLEET_LINE_PAGE,
   type FleetTarget,
   inspectFleetSession,
+  replicateSession,
   restoreFleetSession,
   verifyFleetPack
 } from "@logbook/fleet"
 import { inspectSession } from "@logbook/projections"
 import {
   appendAll,
-  copySessionToFleet,
   ev,
   fleetTestTarget,
   layerFreshFleet,
@@ -45,12 +45,13 @@ const recordSession = (root: string, id: string, turns: number) =>
     })
   ))
 
-/** A session recorded in a fresh local store and copied into the fleet. */
+/** A session recorded in a fresh local store and replicated into the fleet. */
 const replicated = (id: string, turns = 3) =>
   Effect.gen(function*() {
     const { base, root } = yield* sessionsRoot("fleet-restore")
     yield* recordSession(root, id, turns)
-    yield* copySessionToFleet(path.join(root, id), { originHost: "ci-1" })
+    const replication = yield* replicateSession(root, id, { originHost: "ci-1" })
+    assert.isUndefined(replication.conflict)
     const target: FleetTarget = yield* fleetTestTarget
     return { base, root, target }
   })

@@ -1,6 +1,6 @@
 /**
  * The fleet query commands over real sessions (Codex and Claude Code transcripts imported into a
- * local store, each with an audit pack), put into the fleet as the schema documents:
+ * local store, each with an audit pack) and replicated with `logbook replicate`:
  * `fleet sessions` and `fleet show` print what the local commands print plus the origin host,
  * `fleet pack verify` passes on an untampered session and fails (exit 5) once a line or a file
  * row is edited, `fleet restore` recreates every file byte for byte (0600 files, 0700
@@ -8,15 +8,19 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient } from "@logbook/fleet"
-import { copySessionToFleet, fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
+import { fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
 import type { CliRun } from "@logbook/testkit"
 import { Effect, Layer, Redacted, Schedule } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as Sql from "effect/sql/SqlClient"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import type { InProcessOptions } from "../cli/inProcess.ts"
 import { logbook } from "../cli/inProcess.ts"
+
+/** The origin host `logbook replicate` records: this machine's name. */
+const origin = os.hostname()
 
 const realdata = path.join(import.meta.dirname, "..", "..", "..", "projections", "test", "fixtures", "realdata")
 
@@ -82,12 +86,9 @@ const setUp = Effect.gen(function*() {
     const packed = yield* logbook(["--sessions-dir", store, "pack", "create", session])
     assert.strictEqual(packed.exitCode, 0, packed.stderr)
   }
-  yield* withDb(Effect.gen(function*() {
-    yield* resetFleetDatabase
-    for (const session of sessions) {
-      yield* copySessionToFleet(path.join(store, session), { originHost: "runner-7" })
-    }
-  }))
+  yield* withDb(resetFleetDatabase)
+  const replicated = yield* run(["--sessions-dir", store, "replicate", "--to", url])
+  assert.strictEqual(replicated.exitCode, 0, replicated.stderr)
   const fleet = (args: ReadonlyArray<string>) => run(["fleet", ...args, "--db", url])
   return { base, store, sessions, url, fleet }
 })
@@ -110,16 +111,16 @@ describe("fleet queries", () => {
         remoteList.map((s) => withoutKeys(s, ["origin_host"])),
         JSON.parse(local.stdout)
       )
-      assert.isTrue(remoteList.every((s) => s["origin_host"] === "runner-7"))
+      assert.isTrue(remoteList.every((s) => s["origin_host"] === origin))
       const table = yield* fleet(["sessions"])
       assert.include(table.stdout.split("\n")[0], "ORIGIN")
-      assert.include(table.stdout, "runner-7")
+      assert.include(table.stdout, origin)
       for (const session of sessions) {
         const localShow = yield* logbook(["--sessions-dir", store, "show", session, "--json"])
         const remoteShow = yield* fleet(["show", session, "--json"])
         assert.strictEqual(remoteShow.exitCode, 0, remoteShow.stderr)
         const remoteJson = JSON.parse(remoteShow.stdout) as Record<string, unknown>
-        assert.strictEqual(remoteJson["origin_host"], "runner-7")
+        assert.strictEqual(remoteJson["origin_host"], origin)
         assert.strictEqual(remoteJson["dir"], null)
         assert.deepStrictEqual(
           withoutKeys(remoteJson, ["origin_host", "fleet", "dir"]),
@@ -130,7 +131,7 @@ describe("fleet queries", () => {
         const keep = (lines: Array<string>) =>
           lines.filter((l) => !l.startsWith("Directory") && !l.startsWith("Origin"))
         assert.deepStrictEqual(keep(remoteText), keep(localText))
-        assert.isTrue(remoteText.some((l) => l.startsWith("Origin") && l.includes("runner-7")))
+        assert.isTrue(remoteText.some((l) => l.startsWith("Origin") && l.includes(origin)))
       }
       for (const run of [remote, table]) assert.notInclude(run.stdout + run.stderr, url)
     }), 240_000)
