@@ -14,7 +14,7 @@ import {
   restoreFleetSession,
   verifyFleetPack
 } from "@logbook/fleet"
-import { inspectSession } from "@logbook/projections"
+import { inspectSession, writeAuditPack } from "@logbook/projections"
 import {
   appendAll,
   ev,
@@ -82,6 +82,38 @@ describe("FleetRestore", () => {
           )
         }
         assert.deepStrictEqual(fs.readdirSync(into), ["long"])
+      }))
+
+    it.effect("after a cap rewrite the latest epoch restores byte for byte and its pack verifies", () =>
+      Effect.gen(function*() {
+        const { base, root } = yield* sessionsRoot("fleet-cap")
+        const target: FleetTarget = yield* fleetTestTarget
+        const turns = (from: number, n: number) =>
+          Array.from({ length: n }, (_, i) => turn(`message ${from + i}`)).flat()
+        yield* Effect.scoped(Effect.gen(function*() {
+          const log = yield* openLog(root, "cap", { maxEvents: 40 })
+          yield* appendAll(log, [ev.threadStarted(), ...turns(0, 8)])
+          yield* log.flush
+          yield* replicateSession(root, "cap", { originHost: "ci-1" })
+          yield* appendAll(log, turns(8, 12))
+          yield* log.complete
+        }))
+        yield* writeAuditPack(root, "cap")
+        const replication = yield* replicateSession(root, "cap", { originHost: "ci-1" })
+        assert.isAtLeast(replication.epoch, 1)
+        const into = path.join(base, "restored")
+        const result = yield* restoreFleetSession(target, "cap", into)
+        const original = filesBelow(path.join(root, "cap")).sort()
+        assert.deepStrictEqual(filesBelow(result.dir).sort(), original)
+        for (const file of original) {
+          assert.isTrue(
+            fs.readFileSync(path.join(result.dir, file)).equals(fs.readFileSync(path.join(root, "cap", file))),
+            file
+          )
+        }
+        const verified = yield* verifyFleetPack(target, "cap")
+        assert.isTrue(verified.result.verified, JSON.stringify(verified.result))
+        assert.deepStrictEqual(verified.result.unaccounted, [])
       }))
 
     it.effect("a gap between lines stops the restore and leaves nothing behind", () =>
