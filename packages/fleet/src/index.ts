@@ -6,3 +6,4 @@
  */
 export * from "./FleetDatabase.ts"
 export * from "./FleetMigrations.ts"
+export * from "./FleetSearch.ts"
