@@ -172,7 +172,25 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
       ),
     EvidenceForeignSession: (e) =>
       rendered(ExitCode.failure, e.message, "pass the session the evidence link names (logbook-evidence:<session>:…)"),
-    InvalidEvidencePage: (e) => rendered(ExitCode.usage, e.message, "use 0 or the next offset a previous page printed")
+    InvalidEvidencePage: (e) => rendered(ExitCode.usage, e.message, "use 0 or the next offset a previous page printed"),
+    FleetDatabaseMissing: () =>
+      rendered(
+        ExitCode.usage,
+        "no fleet database given",
+        "pass --db postgres://user@host:port/database or set LOGBOOK_DATABASE_URL"
+      ),
+    InvalidFleetDatabaseUrl: (e) =>
+      rendered(
+        ExitCode.usage,
+        `the fleet connection string is not usable: ${e.reason}`,
+        "expected postgres://user@host:port/database (--db or LOGBOOK_DATABASE_URL)"
+      ),
+    FleetError: (e) =>
+      rendered(
+        ExitCode.failure,
+        `fleet ${e.target}: ${e.operation} failed: ${e.message}`,
+        "check that the server is reachable and that `logbook replicate` has created the fleet's tables"
+      )
   })
 )
 
