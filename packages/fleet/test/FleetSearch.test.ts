@@ -259,6 +259,24 @@ describe("FleetSearch", () => {
         assert.deepStrictEqual(counts, { facts: 3, turn_docs: 0, search_sources: 2 })
       }))
 
+    it.effect("candidates and document frequencies can come from the GIN indexes of the generated tsvectors", () =>
+      Effect.gen(function*() {
+        const { root } = yield* freshRoot
+        yield* syntheticSessions(root)
+        yield* syncAll(root)
+        const sql = yield* SqlClient.SqlClient
+        for (const [table, index] of [["facts", "facts_tsv"], ["turn_docs", "turn_docs_tsv"]] as const) {
+          const plan = yield* sql.withTransaction(Effect.gen(function*() {
+            yield* sql`set local enable_seqscan = off`
+            return yield* sql<Record<string, string>>`
+              explain select count(*) from ${sql(table)} d
+              where (d.tsv @@ ${"'websocket' | 'test'"}::tsquery or d.overflow) and d.term_freqs -> 'test' is not null`
+          }))
+          const text = plan.map((row) => Object.values(row).join(" ")).join("\n")
+          assert.include(text, index, text)
+        }
+      }))
+
     it.effect("a document too large for one tsvector and tokens longer than a lexeme rank as locally", () =>
       Effect.gen(function*() {
         const { root } = yield* freshRoot
