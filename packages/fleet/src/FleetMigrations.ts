@@ -81,9 +81,20 @@ const baseSchema = Effect.gen(function*() {
     )`
 })
 
+// Replication (ids 2–19): the cursor also carries the turn numbering where it stands, so a
+// batch that starts mid-log numbers its lines' turns without rescanning the epoch.
+const replicationTurnState = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    alter table replication_cursors
+      add column turn_count bigint not null default 0,
+      add column open_turn bigint`
+})
+
 /** Every fleet migration, by id and name. Append new ones; never edit or renumber. */
 export const fleetMigrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_base_schema": baseSchema,
+  "2_replication_turn_state": replicationTurnState,
   "20_search_documents": searchSchema
 }
 

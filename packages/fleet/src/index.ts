@@ -7,3 +7,4 @@
 export * from "./FleetDatabase.ts"
 export * from "./FleetMigrations.ts"
 export * from "./FleetSearch.ts"
+export * from "./Replicator.ts"

@@ -8,7 +8,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { FleetSearchOptions } from "@logbook/fleet"
-import { searchFleet, syncSearchDocuments } from "@logbook/fleet"
+import { replicateStore, searchFleet, syncSearchDocuments } from "@logbook/fleet"
 import type { MemorySearchResult, SearchScope } from "@logbook/projections"
 import { dropSearchIndexes, importSessions, searchMemory } from "@logbook/projections"
 import { appendAll, ev, layerFreshFleet, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
@@ -78,24 +78,27 @@ const assertSameResults = (
 }
 
 /** A synthetic session with a log of a few turns (history documents) and a host-written view. */
+const syntheticLog = (root: string) =>
+  Effect.scoped(Effect.gen(function*() {
+    const log = yield* openLog(root, "synthetic-log")
+    yield* appendAll(log, [
+      ev.threadStarted(),
+      ev.turnStarted("2026-12-01T10:00:00.000+00:00"),
+      ev.msg("The websocket test is flaky: ECONNREFUSED on port 8080 when the server restarts"),
+      ev.completed(),
+      ev.turnStarted("2026-12-02T10:00:00.000+00:00"),
+      ev.msg("Fixed the flaky websocket reconnect; npm test passes"),
+      ev.failed("npm test failed: websocket timeout"),
+      ev.turnStarted("2026-12-03T10:00:00.000+00:00"),
+      ev.msg(`A long turn: ${"padding words around the match ".repeat(20)} needle at the end of it`),
+      ev.completed()
+    ])
+    yield* log.flush
+  }))
+
 const syntheticSessions = (root: string) =>
   Effect.gen(function*() {
-    yield* Effect.scoped(Effect.gen(function*() {
-      const log = yield* openLog(root, "synthetic-log")
-      yield* appendAll(log, [
-        ev.threadStarted(),
-        ev.turnStarted("2026-12-01T10:00:00.000+00:00"),
-        ev.msg("The websocket test is flaky: ECONNREFUSED on port 8080 when the server restarts"),
-        ev.completed(),
-        ev.turnStarted("2026-12-02T10:00:00.000+00:00"),
-        ev.msg("Fixed the flaky websocket reconnect; npm test passes"),
-        ev.failed("npm test failed: websocket timeout"),
-        ev.turnStarted("2026-12-03T10:00:00.000+00:00"),
-        ev.msg(`A long turn: ${"padding words around the match ".repeat(20)} needle at the end of it`),
-        ev.completed()
-      ])
-      yield* log.flush
-    }))
+    yield* syntheticLog(root)
     plantView(
       root,
       "synthetic-a",
@@ -164,6 +167,26 @@ describe("FleetSearch", () => {
           }
         }
         assert.isAtLeast(compared, 100)
+      }))
+
+    it.effect("replicating a store indexes its sessions: fleet search then agrees with local search", () =>
+      Effect.gen(function*() {
+        const { root } = yield* freshRoot
+        yield* importSessions({ sessionsDir: root, format: "auto", paths: realFiles.slice(0, 4) })
+        yield* syntheticLog(root)
+        const report = yield* replicateStore(root, { originHost: "runner-1" })
+        assert.strictEqual(report.conflicts.length, 0)
+        const sql = yield* SqlClient.SqlClient
+        const indexed = yield* sql<{ readonly session_id: string }>`
+          select distinct session_id from search_sources order by session_id`
+        assert.deepStrictEqual(indexed.map((r) => r.session_id), sessionNames(root))
+        for (const query of ["websocket flaky test", "error file", "the", "npm"]) {
+          for (const scope of ["facts", "history"] as const) {
+            assertSameResults(yield* fleet(query, scope), yield* local(root, query, scope), `${scope} "${query}"`)
+          }
+        }
+        const again = yield* replicateStore(root, { originHost: "runner-1" })
+        assert.strictEqual(again.inserted, 0)
       }))
 
     it.effect("a second sync writes nothing and a forced one rewrites the same documents", () =>

@@ -18,6 +18,7 @@ import { matrixCommand } from "./cli/Matrix.ts"
 import { factsCommand, memoryCommand, searchCommand } from "./cli/Memory.ts"
 import { migrateCommand } from "./cli/Migrate.ts"
 import { packCommand } from "./cli/Pack.ts"
+import { replicateCommand } from "./cli/Replicate.ts"
 import { retentionCommand } from "./cli/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
 import { sessionsCommand } from "./cli/Sessions.ts"
@@ -47,6 +48,7 @@ export const logbookCli = rootCommand.pipe(
     importCommand,
     explainCommand,
     evidenceCommand,
+    replicateCommand,
     fleetCommand
   ])
 )

@@ -173,23 +173,30 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
     EvidenceForeignSession: (e) =>
       rendered(ExitCode.failure, e.message, "pass the session the evidence link names (logbook-evidence:<session>:…)"),
     InvalidEvidencePage: (e) => rendered(ExitCode.usage, e.message, "use 0 or the next offset a previous page printed"),
-    FleetDatabaseMissing: () =>
+    FleetError: (e) =>
+      rendered(
+        ExitCode.failure,
+        `fleet database ${e.target}: ${e.operation} failed: ${e.message}`,
+        "check that the server is reachable and that the user may use the fleet's tables " +
+          "(`logbook replicate` creates them and retries a lost connection with backoff)"
+      ),
+    FleetDatabaseMissing: (e) =>
       rendered(
         ExitCode.usage,
-        "no fleet database given",
-        "pass --db postgres://user@host:port/database or set LOGBOOK_DATABASE_URL"
+        `${e.operation}: no fleet database given`,
+        "pass --to (replicate) or --db (fleet commands) postgres://user@host:port/database, or set LOGBOOK_DATABASE_URL"
       ),
     InvalidFleetDatabaseUrl: (e) =>
       rendered(
         ExitCode.usage,
-        `the fleet connection string is not usable: ${e.reason}`,
-        "expected postgres://user@host:port/database (--db or LOGBOOK_DATABASE_URL)"
+        `${e.operation}: the fleet database URL is not usable: ${e.reason}`,
+        "use postgres://user@host:port/database (the URL itself is never printed)"
       ),
-    FleetError: (e) =>
+    ReplicationConflicts: (e) =>
       rendered(
-        ExitCode.failure,
-        `fleet ${e.target}: ${e.operation} failed: ${e.message}`,
-        "check that the server is reachable and that `logbook replicate` has created the fleet's tables"
+        ExitCode.integrity,
+        e.message,
+        "the fleet kept its lines; compare the session with the machine it came from (see docs/fleet.md#conflicts)"
       )
   })
 )

@@ -1,0 +1,60 @@
+/**
+ * Test support: the line-by-line comparison of what the fleet holds for a session epoch with the
+ * local `events.jsonl` (offset, length, SHA-256 of each terminated line, and the bytes).
+ */
+import { Effect } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { createHash } from "node:crypto"
+import * as fs from "node:fs"
+
+/** One line as compared: where it starts, its length without the newline, its digest. */
+export interface ComparedLine {
+  readonly offset: number
+  readonly length: number
+  readonly sha256: string
+}
+
+/** The terminated lines of a local log (the unterminated tail, if any, is not acknowledged). */
+export const localLines = (path: string): Array<ComparedLine> => {
+  const bytes = fs.existsSync(path) ? fs.readFileSync(path) : Buffer.alloc(0)
+  const lines: Array<ComparedLine> = []
+  let at = 0
+  let nl = bytes.indexOf(10, at)
+  while (nl !== -1) {
+    const body = bytes.subarray(at, nl)
+    lines.push({ offset: at, length: body.length, sha256: createHash("sha256").update(body).digest("hex") })
+    at = nl + 1
+    nl = bytes.indexOf(10, at)
+  }
+  return lines
+}
+
+/** The fleet's rows of one session epoch, in offset order, with the digest recomputed from the stored bytes. */
+export const fleetLines = (session: string, epoch: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{
+      readonly byte_offset: bigint | number
+      readonly length: number
+      readonly sha256: string
+      readonly line: Uint8Array
+    }>`select byte_offset, length, sha256, line from events
+       where session_id = ${session} and epoch = ${epoch} order by byte_offset`
+    return rows.map((r) => {
+      const actual = createHash("sha256").update(r.line).digest("hex")
+      if (actual !== r.sha256 || r.line.length !== r.length) {
+        throw new Error(`row at ${String(r.byte_offset)} holds bytes that do not match its digest or length`)
+      }
+      return { offset: Number(r.byte_offset), length: Number(r.length), sha256: r.sha256 } satisfies ComparedLine
+    })
+  }).pipe(Effect.orDie)
+
+/** The cursor of a session: epoch and next byte. */
+export const fleetCursor = (session: string) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly epoch: number; readonly byte_offset: bigint | number }>`
+      select epoch, byte_offset from replication_cursors where session_id = ${session}`
+    const row = rows[0]
+    return row === undefined ? undefined : { epoch: Number(row.epoch), offset: Number(row.byte_offset) }
+  }).pipe(Effect.orDie)
