@@ -11,7 +11,7 @@ import type { FleetSearchOptions } from "@logbook/fleet"
 import { replicateStore, searchFleet, syncSearchDocuments } from "@logbook/fleet"
 import type { MemorySearchResult, SearchScope } from "@logbook/projections"
 import { dropSearchIndexes, importSessions, searchMemory } from "@logbook/projections"
-import { appendAll, ev, layerFreshFleet, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
+import { appendAll, ev, layerFreshFleet, mulberry32, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
 import { Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
@@ -187,6 +187,43 @@ describe("FleetSearch", () => {
         }
         const again = yield* replicateStore(root, { originHost: "runner-1" })
         assert.strictEqual(again.inserted, 0)
+      }))
+
+    it.effect("random corpora full of ties rank the same as locally after random edits and removals", () =>
+      Effect.gen(function*() {
+        const { root } = yield* freshRoot
+        const prng = mulberry32(19)
+        const words = ["fix", "test", "npm", "login", "build", "error", "ts", "src", "flaky", "ok", "é", "日本"]
+        const fact = () =>
+          Array.from({ length: prng.int(0, 6) }, () => prng.pick(words)).join(prng.pick([" ", "/", "-"]))
+        // Every write gets a new mtime, so a rewrite of the same size is still a new signature.
+        let clock = NOW
+        const plant = (i: number) =>
+          plantView(
+            root,
+            `s${i}`,
+            Array.from({ length: prng.int(0, 8) }, () => prng.chance(0.1) ? null : fact()),
+            NOW - prng.int(0, 3) * 10 * DAY,
+            ++clock
+          )
+        for (let i = 0; i < 25; i++) plant(i)
+        let compared = 0
+        for (let step = 1; step <= 3; step++) {
+          yield* syncAll(root)
+          for (let q = 0; q < 15; q++) {
+            const query = Array.from({ length: prng.int(1, 3) }, () => prng.pick(words)).join(" ")
+            const maxResults = prng.int(1, 12)
+            const expected = yield* local(root, query, "facts", maxResults)
+            assertSameResults(yield* fleet(query, "facts", maxResults), expected, `step ${step} "${query}"`)
+            compared += expected.length
+          }
+          for (let e = 0; e < 5; e++) {
+            const i = prng.int(0, 24)
+            if (prng.chance(0.3)) fs.rmSync(path.join(root, `s${i}`, "derived", "memory.json"), { force: true })
+            else plant(i)
+          }
+        }
+        assert.isAtLeast(compared, 100)
       }))
 
     it.effect("a second sync writes nothing and a forced one rewrites the same documents", () =>
