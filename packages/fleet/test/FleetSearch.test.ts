@@ -8,10 +8,20 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { FleetSearchOptions } from "@logbook/fleet"
-import { replicateStore, searchFleet, syncSearchDocuments } from "@logbook/fleet"
+import { layerFleetClient, replicateStore, searchFleet, syncSearchDocuments } from "@logbook/fleet"
 import type { MemorySearchResult, SearchScope } from "@logbook/projections"
 import { dropSearchIndexes, importSessions, searchMemory } from "@logbook/projections"
-import { appendAll, ev, layerFreshFleet, mulberry32, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
+import {
+  appendAll,
+  ev,
+  fleetTestTarget,
+  layerFreshFleet,
+  mulberry32,
+  nodeLayer,
+  openLog,
+  sessionsRoot,
+  testDatabaseIsEmbedded
+} from "@logbook/testkit"
 import { Effect, Layer } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
@@ -225,6 +235,28 @@ describe("FleetSearch", () => {
         }
         assert.isAtLeast(compared, 100)
       }))
+
+    it.effect.skipIf(testDatabaseIsEmbedded())(
+      "concurrent syncs of one session take turns and leave one set of documents",
+      () =>
+        Effect.gen(function*() {
+          const { root } = yield* freshRoot
+          yield* syntheticSessions(root)
+          const target = yield* fleetTestTarget
+          const many = Effect.all(
+            Array.from({ length: 6 }, () => syncSearchDocuments(root, "synthetic-a", { force: true })),
+            { concurrency: 6 }
+          ).pipe(Effect.provide(layerFleetClient(target, { maxConnections: 6 })))
+          const reports = yield* many
+          assert.deepStrictEqual(reports.map((r) => r.facts), Array.from({ length: 6 }, () => "replaced"))
+          assert.deepStrictEqual(yield* tableCounts, { facts: 3, turn_docs: 0, search_sources: 1 })
+          assert.deepStrictEqual((yield* fleet("test readme", "facts")).map((r) => r.chunk_id), [
+            "synthetic-a:3",
+            "synthetic-a:0",
+            "synthetic-a:1"
+          ])
+        })
+    )
 
     it.effect("a second sync writes nothing and a forced one rewrites the same documents", () =>
       Effect.gen(function*() {
