@@ -177,8 +177,8 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
       rendered(
         ExitCode.failure,
         `fleet database ${e.target}: ${e.operation} failed: ${e.message}`,
-        "check that the server is reachable (and, for `logbook replicate`, that the user may create tables; " +
-          "replication retries with backoff); fleet queries need the tables `logbook replicate` creates"
+        "check that the server is reachable and that the user may use the fleet's tables " +
+          "(`logbook replicate` creates them and retries a lost connection with backoff)"
       ),
     FleetDatabaseMissing: (e) =>
       rendered(

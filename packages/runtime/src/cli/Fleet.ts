@@ -1,15 +1,18 @@
 /**
  * `logbook fleet …`: the fleet (docs/fleet.md), session stores of many machines replicated into
  * PostgreSQL. `sessions`, `show` and `pack verify` print the same shapes as their local
- * counterparts plus each session's origin host; `restore` recreates a session directory. The
+ * counterparts plus each session's origin host; `restore` recreates a session directory;
+ * `search` ranks as the local `search` does (FleetSearch.ts). The
  * connection string comes from `--db` or `LOGBOOK_DATABASE_URL` and is never printed.
  *
- * **Gotchas:** this module only declares the commands; their handlers live in `FleetQueries.ts`,
- * imported when a fleet command runs, so the PostgreSQL driver is never loaded by the others.
+ * **Gotchas:** this module only declares the commands; their handlers live in `FleetQueries.ts`
+ * (and `FleetSearchRun.ts`), imported when a fleet command runs, so the PostgreSQL driver is never
+ * loaded by the others.
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { jsonFlag, sessionArgument } from "./Flags.ts"
+import { fleetSearchCommand } from "./FleetSearch.ts"
 
 /** The handlers, loaded on first use. */
 const queries = Effect.promise(() => import("./FleetQueries.ts"))
@@ -134,8 +137,8 @@ export const fleetCommand = Command.make("fleet").pipe(
   Command.withShortDescription("Query the fleet: sessions replicated from many machines into PostgreSQL"),
   Command.withDescription(
     "Query the fleet, where `logbook replicate` gathers the session stores of many machines: list and show " +
-      "sessions, verify their audit packs and restore them. The connection string comes from --db or " +
+      "sessions, search them, verify their audit packs and restore them. The connection string comes from --db or " +
       "LOGBOOK_DATABASE_URL and is never printed."
   ),
-  Command.withSubcommands([sessionsCommand, showCommand, packCommand, restoreCommand])
+  Command.withSubcommands([fleetSearchCommand, sessionsCommand, showCommand, packCommand, restoreCommand])
 )
