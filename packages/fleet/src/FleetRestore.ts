@@ -8,7 +8,9 @@
  *
  * **Gotchas:** an existing session is never overwritten: the target is checked before anything
  * is read and again before the rename (`rename(2)` would replace an empty directory created in
- * between; a non-empty one makes it fail, reported the same way).
+ * between; a non-empty one makes it fail, reported the same way). Each file is fsynced before the
+ * rename, but the sessions root is not fsynced after it: a crash right then may lose the rename
+ * (the staging directory stays, a `.`-name nothing lists), and the restore can simply run again.
  */
 import { sessionDirName } from "@logbook/domain"
 import type { CreateDirError, StoreIoError } from "@logbook/store"
