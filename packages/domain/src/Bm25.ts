@@ -80,3 +80,23 @@ export const compareRanked = (a: Ranked, b: Ranked): number =>
 
 /** Whether a final score is kept: positive and at least `minScore`. */
 export const keepsScore = (score: number, minScore: number): boolean => score > 0 && score >= minScore
+
+/**
+ * The final score of one document for a query: each query token's {@link bm25Term} (`tokens` in
+ * query order, a repeated token counted again; `tfOf` is 0 for a token the document lacks) summed
+ * in query order from 0, as every index sums them, times the {@link recencyMultiplier}. Two
+ * indexes that store the same term statistics get bit-identical scores from it.
+ */
+export const bm25Score = (
+  tokens: ReadonlyArray<string>,
+  idfOf: (token: string) => number,
+  tfOf: (token: string) => number,
+  docLength: number,
+  avgdl: number,
+  createdAt: number | null,
+  now: number
+): number => {
+  let lexical = 0
+  for (const token of tokens) lexical += bm25Term(idfOf(token), tfOf(token), docLength, avgdl)
+  return lexical * recencyMultiplier(createdAt, now)
+}

@@ -20,3 +20,21 @@ export const tokenize = (text: string): Array<string> => {
 
 /** The distinct tokens of `text`, in first-occurrence order (for highlighting). */
 export const distinctTokens = (text: string): Array<string> => [...new Set(tokenize(text))]
+
+/** What ranking needs of one document: how often each token occurs, and its length in tokens. */
+export interface TermFrequencies {
+  readonly tf: ReadonlyMap<string, number>
+  readonly length: number
+}
+
+/**
+ * The term statistics BM25 reads from a document: each distinct token of `text` with its count
+ * and the number of tokens (duplicates included). Every index — the in-process one and the fleet's
+ * stored rows — derives its postings from this, so they agree on every document.
+ */
+export const termFrequencies = (text: string): TermFrequencies => {
+  const tokens = tokenize(text)
+  const tf = new Map<string, number>()
+  for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1)
+  return { tf, length: tokens.length }
+}

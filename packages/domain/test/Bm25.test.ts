@@ -8,6 +8,7 @@ import {
   BM25_B,
   BM25_K1,
   bm25Idf,
+  bm25Score,
   bm25Term,
   bm25TermBound,
   compareBytewise,
@@ -74,5 +75,18 @@ describe("Bm25", () => {
     assert.isFalse(keepsScore(0, 0))
     assert.isTrue(keepsScore(0.5, 0.5))
     assert.isFalse(keepsScore(0.4, 0.5))
+  })
+  it("scores a document by summing each query token's term in query order, times the recency multiplier", () => {
+    const now = 1_800_000_000
+    const idf: Record<string, number> = { a: 0.7, b: 1.9 }
+    const tf: Record<string, number> = { a: 2, b: 1 }
+    const idfOf = (t: string) => idf[t] ?? 0
+    const tfOf = (t: string) => tf[t] ?? 0
+    const score = bm25Score(["b", "a", "zz", "b"], idfOf, tfOf, 7, 5, now - 30 * 86_400, now)
+    let lexical = 0
+    for (const t of ["b", "a", "zz", "b"]) lexical += bm25Term(idfOf(t), tfOf(t), 7, 5)
+    assert.strictEqual(score, lexical * recencyMultiplier(now - 30 * 86_400, now))
+    assert.closeTo(score / lexical, 1.05, 1e-12)
+    assert.strictEqual(bm25Score(["zz"], idfOf, tfOf, 7, 5, null, now), 0)
   })
 })

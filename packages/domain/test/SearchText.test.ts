@@ -3,7 +3,7 @@
  * else separates them, tokens are lowercased and duplicates kept.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { distinctTokens, tokenize } from "../src/SearchText.ts"
+import { distinctTokens, termFrequencies, tokenize } from "../src/SearchText.ts"
 
 describe("tokenize", () => {
   it("splits on punctuation, paths and whitespace and lowercases", () => {
@@ -32,5 +32,14 @@ describe("tokenize", () => {
   it("keeps duplicates in order, and distinctTokens removes them", () => {
     assert.deepStrictEqual(tokenize("fix the fix"), ["fix", "the", "fix"])
     assert.deepStrictEqual(distinctTokens("fix the Fix"), ["fix", "the"])
+  })
+})
+
+describe("termFrequencies", () => {
+  it("counts each token and the document length with duplicates, as tokenize splits", () => {
+    const { length, tf } = termFrequencies("Test the test; TEST src/Foo.ts")
+    assert.strictEqual(length, 7)
+    assert.deepStrictEqual([...tf], [["test", 3], ["the", 1], ["src", 1], ["foo", 1], ["ts", 1]])
+    assert.deepStrictEqual(termFrequencies(" -- "), { tf: new Map(), length: 0 })
   })
 })

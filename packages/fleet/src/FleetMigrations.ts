@@ -12,6 +12,7 @@ import { Effect } from "effect"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { searchSchema } from "./internal/searchSchema.ts"
 
 /** The table where the migrator records which migrations ran. */
 export const FLEET_MIGRATIONS_TABLE = "logbook_migrations"
@@ -93,7 +94,8 @@ const replicationTurnState = Effect.gen(function*() {
 /** Every fleet migration, by id and name. Append new ones; never edit or renumber. */
 export const fleetMigrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_base_schema": baseSchema,
-  "2_replication_turn_state": replicationTurnState
+  "2_replication_turn_state": replicationTurnState,
+  "20_search_documents": searchSchema
 }
 
 /**

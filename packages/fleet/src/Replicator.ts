@@ -24,6 +24,7 @@ import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Schema } from 
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as NodePath from "node:path"
+import { syncSearchDocuments } from "./FleetSearch.ts"
 import type { EventRow, TurnState } from "./internal/lineRows.ts"
 import { initialTurnState, lineRow, sha256Hex } from "./internal/lineRows.ts"
 
@@ -561,6 +562,8 @@ export const replicateSession = Effect.fn("Replicator.replicateSession")(
     const files = conflict === undefined && Option.isSome(cursor)
       ? yield* syncFiles(sql, fs, paths, dirName, memo?.files)
       : { written: 0, removed: 0 }
+    // Search documents follow the memory view and the log (nothing is written when unchanged).
+    if (conflict === undefined && Option.isSome(cursor)) yield* syncSearchDocuments(sessionsDir, dirName)
     const result: SessionReplication = {
       session: dirName,
       epoch,

@@ -6,4 +6,9 @@
  */
 export * from "./FleetDatabase.ts"
 export * from "./FleetMigrations.ts"
+export * from "./FleetPackVerify.ts"
+export * from "./FleetRestore.ts"
+export * from "./FleetSearch.ts"
+export * from "./FleetSessionData.ts"
+export * from "./FleetSessions.ts"
 export * from "./Replicator.ts"

@@ -235,63 +235,75 @@ export const readSessionAuditPack = Effect.fn("AuditPack.readSession")(
   }
 )
 
-type EntryCheck =
-  | { readonly _tag: "Match" }
+/**
+ * What a file source holds at a (validated) entry path: a file with its size and streamed
+ * SHA-256, nothing, or something that cannot be read as the file (a link, a directory).
+ */
+export type PackFileFinding =
+  | { readonly _tag: "Found"; readonly bytes: number; readonly sha256: string }
   | { readonly _tag: "Missing" }
-  | { readonly _tag: "Mismatch"; readonly reason: MismatchReason; readonly detail: string }
-
-const MATCH: EntryCheck = { _tag: "Match" }
-const MISSING: EntryCheck = { _tag: "Missing" }
-const mismatch = (reason: MismatchReason, detail: string): EntryCheck => ({ _tag: "Mismatch", reason, detail })
+  | { readonly _tag: "Unusable"; readonly reason: "link" | "not-a-file"; readonly detail: string }
 
 /**
- * Checks one (already validated) entry: each directory on its path must be a real directory
- * (a link there is a mismatch, a missing one makes the file missing), the file itself must be a
- * regular file (never opened through a link), then size and digest are compared.
+ * Where the files a pack describes are read from: a session directory ({@link directoryPackSource}),
+ * or any other holder of the same bytes (the fleet database). `describe` is called once per pack
+ * entry, in pack order, with a path that already passed `entryPathProblem`; `files` lists every
+ * packable path the source holds (slash-separated, no `audit-pack.json`), to report unaccounted ones.
  */
-const checkEntry = (
-  fs: SessionFsApi,
-  dir: string,
-  entry: AuditPackEntry,
-  dirs: Map<string, "ok" | "missing" | "link">
-): Effect.Effect<EntryCheck, StoreIoError> =>
-  Effect.gen(function*() {
-    const parts = entry.path.split("/")
-    for (let i = 1; i < parts.length; i++) {
-      const prefix = parts.slice(0, i).join("/")
-      let state = dirs.get(prefix)
-      if (state === undefined) {
-        const info = yield* fs.lstat(NodePath.join(dir, prefix))
-        state = Option.isNone(info) || info.value.type === "File" || info.value.type === "Other"
-          ? "missing"
-          : info.value.type === "SymbolicLink"
-          ? "link"
-          : "ok"
-        dirs.set(prefix, state)
+export interface PackFileSource<E, R> {
+  readonly describe: (path: string) => Effect.Effect<PackFileFinding, E, R>
+  readonly files: Effect.Effect<ReadonlyArray<string>, E, R>
+}
+
+const MISSING: PackFileFinding = { _tag: "Missing" }
+const unusable = (reason: "link" | "not-a-file", detail: string): PackFileFinding => ({
+  _tag: "Unusable",
+  reason,
+  detail
+})
+
+/**
+ * The files of a session directory as a pack source: each directory on an entry's path must be
+ * a real directory (a link there is unusable, a missing one makes the file missing), the file
+ * itself must be a regular file (never opened through a link), then it is read for its size and
+ * SHA-256; `files` walks the directory as `createAuditPack` does.
+ */
+export const directoryPackSource = (fs: SessionFsApi, dir: string): PackFileSource<StoreIoError, never> => {
+  const dirs = new Map<string, "ok" | "missing" | "link">()
+  const describe = (path: string): Effect.Effect<PackFileFinding, StoreIoError> =>
+    Effect.gen(function*() {
+      const parts = path.split("/")
+      for (let i = 1; i < parts.length; i++) {
+        const prefix = parts.slice(0, i).join("/")
+        let state = dirs.get(prefix)
+        if (state === undefined) {
+          const info = yield* fs.lstat(NodePath.join(dir, prefix))
+          state = Option.isNone(info) || info.value.type === "File" || info.value.type === "Other"
+            ? "missing"
+            : info.value.type === "SymbolicLink"
+            ? "link"
+            : "ok"
+          dirs.set(prefix, state)
+        }
+        if (state === "missing") return MISSING
+        if (state === "link") return unusable("link", `${prefix} is a symbolic link (not followed)`)
       }
-      if (state === "missing") return MISSING
-      if (state === "link") return mismatch("link", `${prefix} is a symbolic link (not followed)`)
-    }
-    const absolute = NodePath.join(dir, entry.path)
-    const info = yield* fs.lstat(absolute)
-    if (Option.isNone(info)) return MISSING
-    if (info.value.type === "SymbolicLink") return mismatch("link", "a symbolic link (not followed)")
-    if (info.value.type !== "File") return mismatch("not-a-file", `a ${info.value.type.toLowerCase()}, not a file`)
-    return yield* digestFile(fs, absolute).pipe(
-      Effect.map((found) =>
-        found.bytes !== entry.bytes
-          ? mismatch("size", `${found.bytes} bytes, the pack says ${entry.bytes}`)
-          : found.sha256 !== entry.sha256
-          ? mismatch("digest", `sha256 ${found.sha256}, the pack says ${entry.sha256}`)
-          : MATCH
-      ),
-      Effect.catchIf(isMissing, () => Effect.succeed(MISSING)),
-      Effect.catchIf(
-        (e) => e.code === "ELOOP",
-        () => Effect.succeed(mismatch("link", "a symbolic link (not followed)"))
+      const absolute = NodePath.join(dir, path)
+      const info = yield* fs.lstat(absolute)
+      if (Option.isNone(info)) return MISSING
+      if (info.value.type === "SymbolicLink") return unusable("link", "a symbolic link (not followed)")
+      if (info.value.type !== "File") return unusable("not-a-file", `a ${info.value.type.toLowerCase()}, not a file`)
+      return yield* digestFile(fs, absolute).pipe(
+        Effect.map((found): PackFileFinding => ({ _tag: "Found", bytes: found.bytes, sha256: found.sha256 })),
+        Effect.catchIf(isMissing, () => Effect.succeed(MISSING)),
+        Effect.catchIf(
+          (e) => e.code === "ELOOP",
+          () => Effect.succeed(unusable("link", "a symbolic link (not followed)"))
+        )
       )
-    )
-  })
+    })
+  return { describe, files: listPackableFiles(fs, dir) }
+}
 
 /** The first unsafe entry path of a pack, as an `InvalidPack` for `verify`. */
 const validateEntries = (pack: SessionAuditPack, packPath: string): Effect.Effect<void, InvalidPack> => {
@@ -312,28 +324,45 @@ const validateEntries = (pack: SessionAuditPack, packPath: string): Effect.Effec
   return Effect.void
 }
 
+/** Options of {@link verifyPackAgainst}: those of {@link verifyAuditPack}, `packPath` required. */
+export interface VerifyPackSourceOptions extends VerifyPackOptions {
+  readonly packPath: string
+}
+
 /**
- * Verifies a session against a pack. Every entry path is validated first (empty, absolute, `.`,
- * `..`, empty components, backslashes → `InvalidPack`, and nothing at all is read); then each
- * listed file is checked without following links (a link in its place or on its path is a
- * mismatch), missing and mismatched files are kept apart, the directory is walked as by create to
- * find unaccounted files, and the pack digest (and, with `publicKey`, the signature) is checked.
+ * Verifies a pack against any file source: every entry path is validated first (empty, absolute,
+ * `.`, `..`, empty components, backslashes, duplicates → `InvalidPack`, and nothing at all is
+ * read); then each listed file is described by the source and compared (size, then SHA-256),
+ * missing and mismatched files kept apart, the source's other files reported as unaccounted,
+ * and the pack digest (and, with `publicKey`, the signature) checked.
  */
-export const verifyAuditPack = Effect.fn("AuditPack.verify")(
-  function*(sessionsDir: string, sessionId: string, pack: SessionAuditPack, options: VerifyPackOptions = {}) {
-    yield* validateEntries(pack, options.packPath ?? `the pack of ${sessionId}`)
-    const fs = yield* SessionFs
-    const paths = yield* findSession(sessionsDir, sessionId)
+export const verifyPackAgainst = <E, R>(
+  pack: SessionAuditPack,
+  source: PackFileSource<E, R>,
+  options: VerifyPackSourceOptions
+): Effect.Effect<AuditVerification, InvalidPack | E, R> =>
+  Effect.gen(function*() {
+    yield* validateEntries(pack, options.packPath)
     const missing: Array<string> = []
     const details: Array<PackMismatch> = []
-    const dirs = new Map<string, "ok" | "missing" | "link">()
     for (const entry of pack.entries) {
-      const check = yield* checkEntry(fs, paths.dir, entry, dirs)
-      if (check._tag === "Missing") missing.push(entry.path)
-      if (check._tag === "Mismatch") details.push({ path: entry.path, reason: check.reason, detail: check.detail })
+      const found = yield* source.describe(entry.path)
+      if (found._tag === "Missing") {
+        missing.push(entry.path)
+      } else if (found._tag === "Unusable") {
+        details.push({ path: entry.path, reason: found.reason, detail: found.detail })
+      } else if (found.bytes !== entry.bytes) {
+        details.push({ path: entry.path, reason: "size", detail: `${found.bytes} bytes, the pack says ${entry.bytes}` })
+      } else if (found.sha256 !== entry.sha256) {
+        details.push({
+          path: entry.path,
+          reason: "digest",
+          detail: `sha256 ${found.sha256}, the pack says ${entry.sha256}`
+        })
+      }
     }
     const listed = new Set(pack.entries.map((e) => e.path))
-    const unaccounted = (yield* listPackableFiles(fs, paths.dir)).filter((p) => !listed.has(p))
+    const unaccounted = (yield* source.files).filter((p) => !listed.has(p))
     const digest = packDigest(pack)
     const digestState: PackDigestState = pack.pack_digest === undefined
       ? "absent"
@@ -360,6 +389,22 @@ export const verifyAuditPack = Effect.fn("AuditPack.verify")(
       signature: signatureState,
       signedBy: pack.signature?.key_id
     } satisfies AuditVerification
+  })
+
+/**
+ * Verifies a session against a pack. Every entry path is validated first (empty, absolute, `.`,
+ * `..`, empty components, backslashes → `InvalidPack`, and nothing at all is read); then each
+ * listed file is checked without following links (a link in its place or on its path is a
+ * mismatch), missing and mismatched files are kept apart, the directory is walked as by create to
+ * find unaccounted files, and the pack digest (and, with `publicKey`, the signature) is checked.
+ */
+export const verifyAuditPack = Effect.fn("AuditPack.verify")(
+  function*(sessionsDir: string, sessionId: string, pack: SessionAuditPack, options: VerifyPackOptions = {}) {
+    const packPath = options.packPath ?? `the pack of ${sessionId}`
+    yield* validateEntries(pack, packPath)
+    const fs = yield* SessionFs
+    const paths = yield* findSession(sessionsDir, sessionId)
+    return yield* verifyPackAgainst(pack, directoryPackSource(fs, paths.dir), { ...options, packPath })
   }
 )
 

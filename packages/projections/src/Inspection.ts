@@ -44,6 +44,7 @@ import {
   sessionDirName
 } from "@logbook/domain"
 import type { SessionPaths } from "@logbook/store"
+import type { RawLine } from "@logbook/store"
 import { isSessionLive, SessionFs, splitLines, StoreIoError } from "@logbook/store"
 import { Clock, Effect, Option, Result, Schema, Stream } from "effect"
 import { findSession } from "./SessionLookup.ts"
@@ -205,15 +206,14 @@ const noteProblems = (p: Problems, offset: number, bytes: Uint8Array, check: Lin
   }
 }
 
-const scanEvents = (
-  path: string,
+const scanEvents = <E, R>(
+  lines: Stream.Stream<RawLine, E, R>,
   fileLen: number,
   input: RescanInput,
   now: string,
   onProgress: ((bytes: number, total: number) => void) | undefined
-): Effect.Effect<SessionScan, StoreIoError, SessionFs> =>
+): Effect.Effect<SessionScan, E, R> =>
   Effect.gen(function*() {
-    const fs = yield* SessionFs
     const from = provisionalTurnBase(input)
     const problems: Problems = {
       blankLines: 0,
@@ -226,8 +226,7 @@ const scanEvents = (
     let scan: LogScan = emptyLogScan(from)
     let lastReport = 0
     if (fileLen > 0) {
-      yield* fs.stream(path, { start: 0, end: fileLen }).pipe(
-        splitLines(0),
+      yield* lines.pipe(
         Stream.runForEachArray((batch) =>
           Effect.sync(() => {
             for (const line of batch) {
@@ -264,9 +263,8 @@ const scanEvents = (
     }
   })
 
-/** Everything known about a session without writing to it. */
-export interface SessionInspection {
-  readonly paths: SessionPaths
+/** Everything known about a session's log and metadata, wherever they were read from. */
+export interface InspectedSession {
   /** The directory name (the session's identity in listings). */
   readonly name: string
   readonly eventsPresent: boolean
@@ -290,22 +288,77 @@ export interface SessionInspection {
   readonly scan: SessionScan | undefined
 }
 
-/** What was read from disk before any scan. */
-interface Loaded {
-  readonly sessionId: string
+/** Everything known about a session directory without writing to it. */
+export interface SessionInspection extends InspectedSession {
   readonly paths: SessionPaths
+}
+
+/**
+ * A session's log and metadata as read from wherever they are kept (a session directory, or the
+ * fleet database): the stored metadata files, the log's length and last byte, and its lines.
+ * `lines` yields every line of `[0, fileLen)` in order with its offset (trailing `\n` included
+ * when present), in bounded memory; it is pulled only when a rescan is needed.
+ */
+export interface SessionSource<E, R> {
+  readonly sessionId: string
+  /** The directory name (the session's identity in listings). */
   readonly name: string
   readonly live: boolean
   readonly eventsPresent: boolean
   readonly fileLen: number
+  /** Whether the log is empty or ends with `\n` (else the next open terminates a torn tail). */
+  readonly endsWithNewline: boolean
+  /** When the log last changed (RFC 3339), standing in for "now" in a rebuilt manifest. */
   readonly mtime: string
   readonly manifest: Stored<Manifest>
   readonly index: Stored<ReadonlyArray<TurnEntry>>
   readonly marker: Stored<PendingCapRewrite>
+  readonly lines: Stream.Stream<RawLine, E, R>
+}
+
+/**
+ * Decodes a metadata file's bytes (`undefined` when the file is absent) as `Stored`: what
+ * inspection reads from a directory, available to other sources of the same bytes.
+ */
+export const decodeStored = <A>(
+  bytes: Uint8Array | undefined,
+  decode: (text: string) => Result.Result<A, Schema.SchemaError>
+): Stored<A> => {
+  if (bytes === undefined) return { _tag: "Missing" }
+  const decoded = decode(lenient.decode(bytes))
+  return Result.isSuccess(decoded)
+    ? { _tag: "Present", value: decoded.success }
+    : { _tag: "Invalid", reason: oneLine(decoded.failure.message) }
+}
+
+/** A source with what a rescan would start from and whether the stored metadata can be trusted. */
+interface Loaded<E, R> {
+  readonly source: SessionSource<E, R>
   /** What a rescan by the next open would start from (its length includes the torn-tail repair). */
   readonly rescan: RescanInput
   /** The stored metadata, when it passes `open`'s fast-path checks. */
   readonly freshView: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> } | undefined
+}
+
+const prepare = <E, R>(source: SessionSource<E, R>): Loaded<E, R> => {
+  const openLen = repairedLength(source.fileLen, source.endsWithNewline)
+  const storedManifest = presentOrUndefined(source.manifest)
+  const storedEntries = presentOrUndefined(source.index)
+  const storedMarker = presentOrUndefined(source.marker)
+  const freshView = storedManifest !== undefined && storedEntries !== undefined &&
+      isStoredMetadataTrusted(storedManifest, storedEntries, storedMarker, openLen)
+    ? { manifest: storedManifest, entries: storedEntries }
+    : undefined
+  return {
+    source,
+    rescan: {
+      manifest: storedManifest,
+      entries: storedEntries,
+      marker: matchingMarker(storedMarker, openLen),
+      fileLen: openLen
+    },
+    freshView
+  }
 }
 
 const load = (sessionsDir: string, sessionId: string) =>
@@ -327,71 +380,78 @@ const load = (sessionsDir: string, sessionId: string) =>
     }
     const fileLen = Option.isSome(eventsInfo) ? eventsInfo.value.size : 0
     const lastByte = fileLen > 0 ? yield* fs.readRange(paths.events, fileLen - 1, fileLen) : undefined
-    const openLen = repairedLength(fileLen, lastByte === undefined || lastByte[0] === 10)
-    const storedManifest = presentOrUndefined(manifest)
-    const storedEntries = presentOrUndefined(index)
-    const storedMarker = presentOrUndefined(marker)
-    const freshView = storedManifest !== undefined && storedEntries !== undefined &&
-        isStoredMetadataTrusted(storedManifest, storedEntries, storedMarker, openLen)
-      ? { manifest: storedManifest, entries: storedEntries }
-      : undefined
-    return {
+    const source: SessionSource<StoreIoError, never> = {
       sessionId,
-      paths,
       name: sessionDirName(sessionId),
       live,
       eventsPresent: Option.isSome(eventsInfo),
       fileLen,
+      endsWithNewline: lastByte === undefined || lastByte[0] === 10,
       mtime: Option.isSome(eventsInfo) ? formatRfc3339(Math.trunc(eventsInfo.value.mtimeMs)) : "",
       manifest,
       index,
       marker,
-      rescan: {
-        manifest: storedManifest,
-        entries: storedEntries,
-        marker: matchingMarker(storedMarker, openLen),
-        fileLen: openLen
-      },
-      freshView
-    } satisfies Loaded
+      lines: fileLen > 0 ? fs.stream(paths.events, { start: 0, end: fileLen }).pipe(splitLines(0)) : Stream.empty
+    }
+    return { paths, loaded: prepare(source) }
   })
 
-const scanLoaded = (loaded: Loaded, onProgress: InspectOptions["onProgress"]) =>
+const scanLoaded = <E, R>(loaded: Loaded<E, R>, onProgress: InspectOptions["onProgress"]) =>
   Effect.flatMap(
     Clock.currentTimeMillis,
-    (nowMs) => scanEvents(loaded.paths.events, loaded.fileLen, loaded.rescan, formatRfc3339(nowMs), onProgress)
+    (nowMs) => scanEvents(loaded.source.lines, loaded.source.fileLen, loaded.rescan, formatRfc3339(nowMs), onProgress)
   )
 
 /** The view `open` would rebuild from a rescan (domain's `rebuiltManifest`; the events' mtime stands in for "now"). */
-const rebuiltView = (loaded: Loaded, scan: SessionScan) => {
+const rebuiltView = <E, R>(loaded: Loaded<E, R>, scan: SessionScan) => {
   const manifest = rebuiltManifest(loaded.rescan.manifest, { log: scan.state, firstTimestamp: scan.firstTimestamp }, {
-    sessionId: loaded.sessionId,
+    sessionId: loaded.source.sessionId,
     fileLen: loaded.rescan.fileLen,
     turnBase: scan.turnBase,
-    now: loaded.mtime
+    now: loaded.source.mtime
   })
   return { manifest, entries: scan.entries }
 }
 
 /** The inspection of a loaded session, given the view it arrives at. */
-const assemble = (
-  loaded: Loaded,
+const assemble = <E, R>(
+  loaded: Loaded<E, R>,
   view: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> },
   scan: SessionScan | undefined
-): SessionInspection => ({
-  paths: loaded.paths,
-  name: loaded.name,
-  eventsPresent: loaded.eventsPresent,
-  fileLen: loaded.fileLen,
-  manifest: loaded.manifest,
-  index: loaded.index,
-  marker: loaded.marker,
-  live: loaded.live,
+): InspectedSession => ({
+  name: loaded.source.name,
+  eventsPresent: loaded.source.eventsPresent,
+  fileLen: loaded.source.fileLen,
+  manifest: loaded.source.manifest,
+  index: loaded.source.index,
+  marker: loaded.source.marker,
+  live: loaded.source.live,
   fresh: loaded.freshView !== undefined,
   effectiveManifest: view.manifest,
   effectiveEntries: view.entries,
   scan
 })
+
+/** {@link inspectSource} on a prepared source. */
+const inspectLoaded = <E, R>(
+  loaded: Loaded<E, R>,
+  options: InspectOptions
+): Effect.Effect<InspectedSession, E, R> =>
+  loaded.freshView !== undefined && options.forceScan !== true
+    ? Effect.succeed(assemble(loaded, loaded.freshView, undefined))
+    : Effect.map(
+      scanLoaded(loaded, options.onProgress),
+      (scan) => assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan)
+    )
+
+/**
+ * Inspects a session from any source of its log and metadata, as {@link inspectSession} does a
+ * directory: the stored metadata when `open` would trust it, else a rescan of `source.lines`.
+ */
+export const inspectSource = <E, R>(
+  source: SessionSource<E, R>,
+  options: InspectOptions = {}
+): Effect.Effect<InspectedSession, E, R> => inspectLoaded(prepare(source), options)
 
 /**
  * Inspects an existing session read-only: loads the metadata with no-follow reads, probes the
@@ -404,12 +464,9 @@ const assemble = (
  */
 export const inspectSession = Effect.fn("Inspection.inspectSession")(
   function*(sessionsDir: string, sessionId: string, options: InspectOptions = {}) {
-    const loaded = yield* load(sessionsDir, sessionId)
-    if (loaded.freshView !== undefined && options.forceScan !== true) {
-      return assemble(loaded, loaded.freshView, undefined)
-    }
-    const scan = yield* scanLoaded(loaded, options.onProgress)
-    return assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan)
+    const { loaded, paths } = yield* load(sessionsDir, sessionId)
+    const inspected = yield* inspectLoaded(loaded, options)
+    return { ...inspected, paths } satisfies SessionInspection
   }
 )
 
@@ -420,8 +477,12 @@ export const inspectSession = Effect.fn("Inspection.inspectSession")(
  */
 export const inspectWithScan = Effect.fn("Inspection.inspectWithScan")(
   function*(sessionsDir: string, sessionId: string, options: Omit<InspectOptions, "forceScan"> = {}) {
-    const loaded = yield* load(sessionsDir, sessionId)
+    const { loaded, paths } = yield* load(sessionsDir, sessionId)
     const scan = yield* scanLoaded(loaded, options.onProgress)
-    return { inspection: assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan), scan }
+    const inspection: SessionInspection = {
+      ...assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan),
+      paths
+    }
+    return { inspection, scan }
   }
 )

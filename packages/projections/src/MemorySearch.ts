@@ -10,7 +10,7 @@
 import type { ThreadEvent } from "@logbook/domain"
 import { DEFAULT_MAX_RESULTS, distinctTokens, parseRfc3339, readMemoryFactsText, snippetAround } from "@logbook/domain"
 import type { FileInfo, StoreIoError } from "@logbook/store"
-export type { SearchIndex } from "./internal/searchIndex.ts"
+export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
 import { SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
 import * as NodePath from "node:path"
@@ -192,18 +192,69 @@ const historyDocs = (root: string, name: string) =>
     return docs
   })
 
-/** Builds the segment of one session, or `undefined` when it has nothing readable to index. */
-const buildFor = (root: string, name: string, scope: SearchScope, sig: string) =>
+/** The documents of one session, or `undefined` when it has nothing readable to index. */
+const documentsOf = (root: string, name: string, scope: SearchScope) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     if (scope === "facts") {
       const bytes = yield* fs.readFileNoFollow(sourcePath(root, name, scope))
-      if (Option.isNone(bytes)) return undefined
-      const docs = factDocs(bytes.value)
-      return docs === undefined ? undefined : sessionDocs(name, sig, docs)
+      return Option.isNone(bytes) ? undefined : factDocs(bytes.value)
     }
-    return sessionDocs(name, sig, yield* historyDocs(root, name))
+    return yield* historyDocs(root, name)
   }).pipe(Effect.catch(() => Effect.succeed(undefined)))
+
+/** Builds the segment of one session, or `undefined` when it has nothing readable to index. */
+const buildFor = (root: string, name: string, scope: SearchScope, sig: string) =>
+  Effect.map(documentsOf(root, name, scope), (docs) => docs === undefined ? undefined : sessionDocs(name, sig, docs))
+
+/**
+ * The file a session's documents of `scope` come from (`derived/memory.json` or `events.jsonl`
+ * below the resolved sessions root) and its signature (size and modification time), or
+ * `undefined` when the session entry is not a directory or the file is not a regular file —
+ * exactly the sessions {@link searchMemory} indexes. Symlinks are never followed.
+ */
+export const searchSourceOf = (
+  sessionsDir: string,
+  name: string,
+  scope: SearchScope
+): Effect.Effect<SearchSource | undefined, StoreIoError, SessionFs> =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const root = NodePath.resolve(sessionsDir)
+    const [dir, source] = yield* fs.lstatMany([NodePath.join(root, name), sourcePath(root, name, scope)])
+    return dir?.type === "Directory" && source?.type === "File"
+      ? { path: sourcePath(root, name, scope), signature: signature(source) }
+      : undefined
+  })
+
+/** Where a session's documents come from, as {@link searchSourceOf} reports it. */
+export interface SearchSource {
+  /** The absolute path of the source file (what results name as `path`). */
+  readonly path: string
+  /** Size and modification time: a changed signature means the documents may have changed. */
+  readonly signature: string
+}
+
+/**
+ * The documents {@link searchMemory} indexes for one session (`name` is its directory below
+ * `sessionsDir`): one per grounded fact (chunk = index in `grounded_facts`) or one per retained
+ * turn (chunk = turn number, `offset` its first byte, `text` its searchable text), or `undefined`
+ * when the session has no readable source. Other indexes (the fleet's) build from this so that
+ * they rank exactly the same documents.
+ */
+export const sessionSearchDocuments = (
+  sessionsDir: string,
+  name: string,
+  scope: SearchScope
+): Effect.Effect<ReadonlyArray<IndexDoc> | undefined, never, SessionFs> =>
+  documentsOf(NodePath.resolve(sessionsDir), name, scope)
+
+/**
+ * The snippet a history result shows for a turn whose searchable text is `text`: at most 240
+ * characters, flattened, around the first word matching `query` (its start when none does).
+ */
+export const historySnippet = (text: string, query: string): string =>
+  snippetAround(text, new Set(distinctTokens(query)), SNIPPET_CHARS)
 
 /** What one refresh did (for tests and progress). */
 export interface RefreshStats {
@@ -364,14 +415,11 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
     const results = hits.map((hit): MemorySearchResult => toResult(root, scope, hit, facts))
     if (scope !== "history") return results
     // History snippets are placed around the first query word, from the hit turns re-read.
-    const terms = new Set(distinctTokens(query))
     return yield* Effect.forEach(
       results,
       (result) =>
         result.offset === undefined ? Effect.succeed(result) : turnTextAt(root, result.session, result.offset).pipe(
-          Effect.map((text) =>
-            text.length === 0 ? result : { ...result, snippet: snippetAround(text, terms, SNIPPET_CHARS) }
-          ),
+          Effect.map((text) => text.length === 0 ? result : { ...result, snippet: historySnippet(text, query) }),
           Effect.catch(() => Effect.succeed(result))
         )
     )

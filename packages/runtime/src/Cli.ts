@@ -11,6 +11,7 @@ import { demoCommand } from "./cli/Demo.ts"
 import { renderCause } from "./cli/Errors.ts"
 import { eventsCommand, turnCommand } from "./cli/Events.ts"
 import { evidenceCommand, explainCommand } from "./cli/Explain.ts"
+import { fleetCommand } from "./cli/Fleet.ts"
 import { goalCommand, progressCommand } from "./cli/Goal.ts"
 import { importCommand } from "./cli/Import.ts"
 import { matrixCommand } from "./cli/Matrix.ts"
@@ -47,7 +48,8 @@ export const logbookCli = rootCommand.pipe(
     importCommand,
     explainCommand,
     evidenceCommand,
-    replicateCommand
+    replicateCommand,
+    fleetCommand
   ])
 )
 

@@ -21,6 +21,7 @@ import {
   keepsScore,
   MAX_RECENCY_MULTIPLIER,
   recencyMultiplier,
+  termFrequencies,
   tokenize
 } from "@logbook/domain"
 
@@ -47,14 +48,12 @@ export interface SessionDocs {
 
 /** Tokenises a session's documents. */
 export const sessionDocs = (name: string, sig: string, docs: ReadonlyArray<IndexDoc>): SessionDocs => {
-  const tfs: Array<Map<string, number>> = []
+  const tfs: Array<ReadonlyMap<string, number>> = []
   const lengths: Array<number> = []
   for (const doc of docs) {
-    const tokens = tokenize(doc.text)
-    const tf = new Map<string, number>()
-    for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + 1)
+    const { length, tf } = termFrequencies(doc.text)
     tfs.push(tf)
-    lengths.push(tokens.length)
+    lengths.push(length)
   }
   return { name, sig, docs, tfs, lengths }
 }

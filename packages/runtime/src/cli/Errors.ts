@@ -177,13 +177,14 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
       rendered(
         ExitCode.failure,
         `fleet database ${e.target}: ${e.operation} failed: ${e.message}`,
-        "check that the server is reachable and the user may create tables; the connection was retried with backoff"
+        "check that the server is reachable and that the user may use the fleet's tables " +
+          "(`logbook replicate` creates them and retries a lost connection with backoff)"
       ),
     FleetDatabaseMissing: (e) =>
       rendered(
         ExitCode.usage,
         `${e.operation}: no fleet database given`,
-        "pass --to postgres://user@host:port/database or set LOGBOOK_DATABASE_URL"
+        "pass --to (replicate) or --db (fleet commands) postgres://user@host:port/database, or set LOGBOOK_DATABASE_URL"
       ),
     InvalidFleetDatabaseUrl: (e) =>
       rendered(
@@ -196,6 +197,26 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
         ExitCode.integrity,
         e.message,
         "the fleet kept its lines; compare the session with the machine it came from (see docs/fleet.md#conflicts)"
+      ),
+    FleetSessionNotFound: (e) =>
+      rendered(ExitCode.notFound, e.message, "list the fleet's sessions with `logbook fleet sessions`"),
+    FleetDataInvalid: (e) =>
+      rendered(
+        ExitCode.integrity,
+        e.message,
+        "nothing was written; replicate the session again from its origin machine if it still exists"
+      ),
+    FleetRestoreTargetExists: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "restore into another store with --sessions-dir, or move the existing session aside first"
+      ),
+    FleetPackMissing: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        `create one on the origin machine (\`logbook pack create ${e.session}\`) and replicate again`
       )
   })
 )

@@ -142,7 +142,11 @@ const highlight = (text: string, terms: ReadonlySet<string>): string =>
     (word) => (terms.has(word.toLowerCase()) ? `\u001b[1m${word}\u001b[22m` : word)
   )
 
-const resultLine = (r: MemorySearchResult, terms: ReadonlySet<string> | undefined): string => {
+/**
+ * One line of `search` output: score, session and chunk (or turn), and the snippet with the
+ * matched words in bold when `terms` is given (stdout is a terminal). `fleet search` prints the same.
+ */
+export const resultLine = (r: MemorySearchResult, terms: ReadonlySet<string> | undefined): string => {
   const where = r.turn === undefined ? r.chunk_id : `${r.session} turn ${r.turn}`
   const snippet = terms === undefined ? r.snippet : highlight(r.snippet, terms)
   return `${r.score.toFixed(3)}  ${where}  ${snippet}`

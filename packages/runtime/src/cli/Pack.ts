@@ -3,6 +3,7 @@
  * the pack (optionally signed), `verify` checks a session against one and exits 5 when anything
  * does not match (4 when the pack itself is invalid), `keygen` writes an Ed25519 key pair.
  */
+import type { SessionAuditPack } from "@logbook/domain"
 import type { AuditVerification } from "@logbook/projections"
 import {
   generateSigningKeyPair,
@@ -33,7 +34,7 @@ export class PackNotVerified extends Schema.TaggedError<PackNotVerified>()("Pack
 }
 
 /** Reads a key file without following links. */
-const readKeyFile = Effect.fn("cli.pack.readKeyFile")(function*(path: string) {
+export const readKeyFile = Effect.fn("cli.pack.readKeyFile")(function*(path: string) {
   const fs = yield* SessionFs
   const bytes = yield* fs.readFileNoFollow(resolve(path))
   if (Option.isNone(bytes)) {
@@ -101,7 +102,8 @@ const createCommand = Command.make(
   ])
 )
 
-const verificationJson = (session: string, packPath: string, r: AuditVerification) => ({
+/** The `pack verify --json` object. */
+export const verificationJson = (session: string, packPath: string, r: AuditVerification) => ({
   session_id: session,
   pack_path: packPath,
   verified: r.verified,
@@ -134,9 +136,33 @@ const signatureText = (r: AuditVerification, keyGiven: boolean): string => {
 }
 
 /** The number of problems that make verification fail. */
-const problemCount = (r: AuditVerification, keyGiven: boolean): number =>
+export const problemCount = (r: AuditVerification, keyGiven: boolean): number =>
   r.mismatches.length + r.missing.length + (r.digest === "invalid" ? 1 : 0) +
   (r.signature === "invalid" || (keyGiven && r.signature === "absent") ? 1 : 0)
+
+/** The `pack verify` text report of `result` (a session checked against the pack `read` found at `packPath`). */
+export const verificationText = (
+  packPath: string,
+  read: SessionAuditPack,
+  result: AuditVerification,
+  keyGiven: boolean
+): Array<string> => [
+  `Audit pack ${packPath} of session ${read.session_id} (generated ${read.generated_at}, ` +
+  `${read.entries.length} files)`,
+  result.verified
+    ? `Verified: every listed file matches; ${DIGEST_TEXT[result.digest]}; ${signatureText(result, keyGiven)}.`
+    : "NOT verified:",
+  ...result.mismatchDetails.map((d) => `  mismatch  ${d.path}: ${d.detail}`),
+  ...result.missing.map((p) => `  missing   ${p}`),
+  ...(!result.verified && result.digest === "invalid" ? [`  digest    ${DIGEST_TEXT.invalid}`] : []),
+  ...(!result.verified && (result.signature === "invalid" || (keyGiven && result.signature === "absent"))
+    ? [`  signature ${signatureText(result, keyGiven)}`]
+    : []),
+  ...(result.unaccounted.length === 0 ? [] : [
+    `Unaccounted (added after packing; informational, not a failure): ${result.unaccounted.length}`,
+    ...result.unaccounted.map((p) => `  ${p}`)
+  ])
+]
 
 /** `pack verify`. */
 const verifyCommand = Command.make(
@@ -170,23 +196,7 @@ const verifyCommand = Command.make(
     if (json) {
       yield* printJson(verificationJson(session, packPath, result))
     } else {
-      yield* printLines(
-        `Audit pack ${packPath} of session ${read.session_id} (generated ${read.generated_at}, ` +
-          `${read.entries.length} files)`,
-        result.verified
-          ? `Verified: every listed file matches; ${DIGEST_TEXT[result.digest]}; ${signatureText(result, keyGiven)}.`
-          : "NOT verified:",
-        ...result.mismatchDetails.map((d) => `  mismatch  ${d.path}: ${d.detail}`),
-        ...result.missing.map((p) => `  missing   ${p}`),
-        ...(!result.verified && result.digest === "invalid" ? [`  digest    ${DIGEST_TEXT.invalid}`] : []),
-        ...(!result.verified && (result.signature === "invalid" || (keyGiven && result.signature === "absent"))
-          ? [`  signature ${signatureText(result, keyGiven)}`]
-          : []),
-        ...(result.unaccounted.length === 0 ? [] : [
-          `Unaccounted (added after packing; informational, not a failure): ${result.unaccounted.length}`,
-          ...result.unaccounted.map((p) => `  ${p}`)
-        ])
-      )
+      yield* printLines(...verificationText(packPath, read, result, keyGiven))
     }
     if (!result.verified) {
       return yield* new PackNotVerified({ session, pack: packPath, count: problemCount(result, keyGiven) })

@@ -5,8 +5,9 @@
  */
 import type { Manifest } from "@logbook/domain"
 import { turnEntryJson } from "@logbook/domain"
-import type { SessionInspection, Stored } from "@logbook/projections"
+import type { InspectedSession, Stored } from "@logbook/projections"
 import { inspectSession } from "@logbook/projections"
+import type { DiskUsage } from "@logbook/store"
 import { diskUsage, SessionFs } from "@logbook/store"
 import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
@@ -31,7 +32,7 @@ export const turnRange = (m: Manifest) => {
 const storedState = <A>(s: Stored<A>): string =>
   s._tag === "Present" ? "present" : s._tag === "Missing" ? "missing" : "invalid"
 
-const metadataLine = (i: SessionInspection): string => {
+const metadataLine = (i: InspectedSession): string => {
   if (i.fresh) return "up to date (manifest and turn index describe the log exactly)"
   const why = i.manifest._tag !== "Present"
     ? `manifest.json is ${storedState(i.manifest)}`
@@ -44,6 +45,98 @@ const metadataLine = (i: SessionInspection): string => {
     : "the turn index does not match the manifest"
   return `stale (${why}); the figures above come from a read-only rescan — ` +
     `the next open rewrites the metadata; \`logbook verify ${i.name}\` shows every difference`
+}
+
+/** What `show` describes, wherever the session is kept (a session directory, or the fleet). */
+export interface ShowView {
+  readonly inspection: InspectedSession
+  /** The session directory, or `null` when the session is not in a directory here (the fleet). */
+  readonly dir: string | null
+  readonly pinned: boolean
+  readonly usage: DiskUsage
+}
+
+/** The `show --json` object. */
+export const showJson = (view: ShowView) => {
+  const i = view.inspection
+  const m = i.effectiveManifest
+  const range = turnRange(m)
+  const entries = i.effectiveEntries
+  return {
+    session_id: i.name,
+    dir: view.dir,
+    manifest: m,
+    metadata: {
+      fresh: i.fresh,
+      manifest: storedState(i.manifest),
+      turn_index: storedState(i.index),
+      pending_cap_rewrite: i.marker._tag !== "Missing"
+    },
+    retained_turns: range.first === undefined ? null : { first: range.first, last: range.last },
+    open_turn: range.open ?? null,
+    evicted_turns: range.evicted,
+    turn_index: {
+      entries: entries.length,
+      events_in_turns: entries.reduce((n, e) => n + e.event_count, 0),
+      turns: entries.map(turnEntryJson)
+    },
+    lock: i.live ? "held" : "free",
+    live: i.live,
+    pinned: view.pinned,
+    events_bytes: i.fileLen,
+    size_on_disk: { bytes: view.usage.bytes, files: view.usage.files }
+  }
+}
+
+/**
+ * The `show` text lines. `directory` is what the Directory line says; `afterSession` lines go
+ * right after the Session line (the fleet's origin host).
+ */
+export const showText = (
+  view: ShowView,
+  directory: string,
+  afterSession: ReadonlyArray<string> = []
+): Array<string> => {
+  const i = view.inspection
+  const m = i.effectiveManifest
+  const range = turnRange(m)
+  const entries = i.effectiveEntries
+  const turns = range.first === undefined
+    ? range.evicted > 0 ? `${m.turn_count} closed, all evicted by the event cap` : "none closed yet"
+    : `${m.turn_count} closed, retained ${range.first}-${range.last}` +
+      (range.evicted > 0 ? ` (1-${range.evicted} evicted by the event cap)` : "")
+  const listed = entries.length <= LISTED_ENTRIES
+    ? entries
+    : [...entries.slice(0, LISTED_ENTRIES / 2), ...entries.slice(-LISTED_ENTRIES / 2)]
+  const rows = table(
+    ["TURN", "BYTES", "EVENTS", "STARTED"],
+    listed.map((e) => [
+      `#${e.turn_number}${e.turn_number === range.open ? " (open)" : ""}`,
+      `${e.start_offset}-${e.end_offset}`,
+      String(e.event_count),
+      e.ts
+    ]),
+    [2]
+  ).map((row) => `  ${row}`)
+  if (entries.length > LISTED_ENTRIES) {
+    rows.splice(1 + LISTED_ENTRIES / 2, 0, `  ... ${entries.length - LISTED_ENTRIES} more ...`)
+  }
+  return [
+    `Session       ${i.name}${m.session_id !== i.name ? ` (recorded id: ${m.session_id})` : ""}`,
+    ...afterSession,
+    `Directory     ${directory}`,
+    `Status        ${m.status}${m.status === "completed" ? " (thread.completed recorded)" : ""}`,
+    `Created       ${m.created_at}`,
+    `Updated       ${m.updated_at}`,
+    `Turns         ${turns}; ${range.open === undefined ? "no open turn" : `turn ${range.open} is open`}`,
+    `Events        ${m.event_count} retained in ${formatBytes(i.fileLen)} of events.jsonl`,
+    `Turn index    ${entries.length} entr${entries.length === 1 ? "y" : "ies"}`,
+    ...(entries.length > 0 ? rows : []),
+    `Lock          ${i.live ? "held: a live process has the session open" : "free: no process has it open"}`,
+    `Pinned        ${view.pinned ? "yes: retention never removes it" : "no"}`,
+    `Size on disk  ${formatBytes(view.usage.bytes)} in ${view.usage.files} files`,
+    `Metadata      ${metadataLine(i)}`
+  ]
 }
 
 /** `show <session> [--json]`. */
@@ -59,71 +152,14 @@ export const showCommand = Command.make(
     )
     const usage = yield* diskUsage(i.paths.dir)
     const pin = yield* fs.lstat(i.paths.pin)
-    const pinned = Option.isSome(pin) && pin.value.type === "File"
-    const m = i.effectiveManifest
-    const range = turnRange(m)
-    const entries = i.effectiveEntries
-    if (json) {
-      return yield* printJson({
-        session_id: i.name,
-        dir: i.paths.dir,
-        manifest: m,
-        metadata: {
-          fresh: i.fresh,
-          manifest: storedState(i.manifest),
-          turn_index: storedState(i.index),
-          pending_cap_rewrite: i.marker._tag !== "Missing"
-        },
-        retained_turns: range.first === undefined ? null : { first: range.first, last: range.last },
-        open_turn: range.open ?? null,
-        evicted_turns: range.evicted,
-        turn_index: {
-          entries: entries.length,
-          events_in_turns: entries.reduce((n, e) => n + e.event_count, 0),
-          turns: entries.map(turnEntryJson)
-        },
-        lock: i.live ? "held" : "free",
-        live: i.live,
-        pinned,
-        events_bytes: i.fileLen,
-        size_on_disk: { bytes: usage.bytes, files: usage.files }
-      })
+    const view: ShowView = {
+      inspection: i,
+      dir: i.paths.dir,
+      pinned: Option.isSome(pin) && pin.value.type === "File",
+      usage
     }
-    const turns = range.first === undefined
-      ? range.evicted > 0 ? `${m.turn_count} closed, all evicted by the event cap` : "none closed yet"
-      : `${m.turn_count} closed, retained ${range.first}-${range.last}` +
-        (range.evicted > 0 ? ` (1-${range.evicted} evicted by the event cap)` : "")
-    const listed = entries.length <= LISTED_ENTRIES
-      ? entries
-      : [...entries.slice(0, LISTED_ENTRIES / 2), ...entries.slice(-LISTED_ENTRIES / 2)]
-    const rows = table(
-      ["TURN", "BYTES", "EVENTS", "STARTED"],
-      listed.map((e) => [
-        `#${e.turn_number}${e.turn_number === range.open ? " (open)" : ""}`,
-        `${e.start_offset}-${e.end_offset}`,
-        String(e.event_count),
-        e.ts
-      ]),
-      [2]
-    ).map((row) => `  ${row}`)
-    if (entries.length > LISTED_ENTRIES) {
-      rows.splice(1 + LISTED_ENTRIES / 2, 0, `  ... ${entries.length - LISTED_ENTRIES} more ...`)
-    }
-    yield* printLines(
-      `Session       ${i.name}${m.session_id !== i.name ? ` (recorded id: ${m.session_id})` : ""}`,
-      `Directory     ${i.paths.dir}`,
-      `Status        ${m.status}${m.status === "completed" ? " (thread.completed recorded)" : ""}`,
-      `Created       ${m.created_at}`,
-      `Updated       ${m.updated_at}`,
-      `Turns         ${turns}; ${range.open === undefined ? "no open turn" : `turn ${range.open} is open`}`,
-      `Events        ${m.event_count} retained in ${formatBytes(i.fileLen)} of events.jsonl`,
-      `Turn index    ${entries.length} entr${entries.length === 1 ? "y" : "ies"}`,
-      ...(entries.length > 0 ? rows : []),
-      `Lock          ${i.live ? "held: a live process has the session open" : "free: no process has it open"}`,
-      `Pinned        ${pinned ? "yes: retention never removes it" : "no"}`,
-      `Size on disk  ${formatBytes(usage.bytes)} in ${usage.files} files`,
-      `Metadata      ${metadataLine(i)}`
-    )
+    if (json) return yield* printJson(showJson(view))
+    yield* printLines(...showText(view, i.paths.dir))
   })
 ).pipe(
   Command.withShortDescription("Show a session: manifest, turns, lock state, size on disk"),
