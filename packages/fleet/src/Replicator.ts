@@ -23,6 +23,7 @@ import { loadManifest, loadMarker, pathsForDir, SessionFs } from "@logbook/store
 import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { isSqlError } from "effect/sql/SqlError"
 import * as NodePath from "node:path"
 import { syncSearchDocuments } from "./FleetSearch.ts"
 import type { EventRow, TurnState } from "./internal/lineRows.ts"
@@ -355,6 +356,13 @@ const commitBatch = (
     } as const
   })
 
+/**
+ * A connection that closes in the middle of a query can surface from the driver as a defect
+ * carrying a `SqlError`; it is an ordinary, retryable failure here (the transaction rolled back).
+ */
+const sqlDefectsAsFailures = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.catchDefect(effect, (defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+
 /** One batch of one session: decide the epoch, read complete lines, check nothing was rewritten meanwhile, commit. */
 const replicateBatch = (
   sql: SqlClient.SqlClient,
@@ -410,7 +418,7 @@ const replicateBatch = (
       turns = next.turns
     }
     return yield* sql.withTransaction(commitBatch(sql, session, options, local, target, rows, turnsAfter))
-  })
+  }).pipe(sqlDefectsAsFailures)
 
 /** The regular files of a session directory other than its log, as slash-separated relative paths. */
 const listSessionFiles = (
@@ -600,7 +608,9 @@ export const replicateStore = Effect.fn("Replicator.replicateStore")(
       for (const s of listing.sessions) names.push(s.id)
     }
     const sessions: Array<SessionReplication> = []
-    for (const name of names) sessions.push(yield* replicateSession(sessionsDir, name, options))
+    for (const name of names) {
+      sessions.push(yield* sqlDefectsAsFailures(replicateSession(sessionsDir, name, options)))
+    }
     return {
       sessionsDir: NodePath.resolve(sessionsDir),
       sessions,

@@ -17,6 +17,7 @@ import {
   toFleetError
 } from "@logbook/fleet"
 import { Clock, Duration, Effect, Option, Stdio } from "effect"
+import { isSqlError } from "effect/sql/SqlError"
 import * as NodeOs from "node:os"
 import { formatBytes, note, printJson, printLines } from "./Output.ts"
 import { ReplicationConflicts } from "./Replicate.ts"
@@ -56,7 +57,11 @@ const pass = (target: FleetTarget, sessionsDir: string, options: ReplicateOption
   Effect.gen(function*() {
     yield* migrateFleet
     return yield* replicateStore(sessionsDir, options)
-  }).pipe(Effect.provide(layerFleetClient(target, { maxConnections: 1 })))
+  }).pipe(
+    Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
+    // A connection closed mid-query can reach here as a defect carrying a SqlError: retry it too.
+    Effect.catchDefect((defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+  )
 
 const reportJson = (report: ReplicationReport, target: FleetTarget) => ({
   fleet: target.display,
@@ -157,6 +162,9 @@ export const runReplicate = Effect.fn("cli.replicate.run")(function*(input: Repl
       }
       yield* Effect.sleep(WATCH_INTERVAL)
     }))
-  }).pipe(Effect.provide(layerFleetClient(target, { maxConnections: 1 })))
+  }).pipe(
+    Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
+    Effect.catchDefect((defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+  )
   return yield* retried(watchLoop, undefined).pipe(Effect.mapError(asFleetError(target)))
 })

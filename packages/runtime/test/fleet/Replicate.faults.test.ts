@@ -252,6 +252,17 @@ describe("logbook replicate under faults", () => {
           yield* Fiber.join(writer)
         }
         assert.isAtLeast(kills, KILLS)
+        // Then runs left to end while most of their connections are cut — in handshakes, queries and
+        // open transactions — each retrying on a new connection (a run may give up: exit 1).
+        const killCuts = proxy.cuts()
+        proxy.setCuts(0.8, 6_000)
+        for (let run = 0; run < Math.max(5, Math.ceil(KILLS / 4)); run++) {
+          const { exited } = startReplicator(root, viaProxy.toString(), prng.int(1, 8))
+          yield* writerStep(root, prng, history, run + 10_000)
+          const result = yield* Effect.promise(() => exited)
+          assert.include([0, 1], result.code, result.stderr)
+        }
+        assert.isAbove(proxy.cuts(), killCuts, "connections were cut")
         record(root, history, CAPPED)
         yield* replicateToEnd(root, direct.toString())
         const total = yield* compareAll(root, history)

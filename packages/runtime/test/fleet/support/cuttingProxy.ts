@@ -9,10 +9,11 @@ import { Effect } from "effect"
 import type { Scope } from "effect"
 import * as net from "node:net"
 
-/** A running proxy: its port, and how many connections it cut so far. */
+/** A running proxy: its port, how many connections it cut so far, and a way to change how it cuts. */
 export interface CuttingProxy {
   readonly port: number
   readonly cuts: () => number
+  readonly setCuts: (chance: number, maxCutBytes: number) => void
 }
 
 /** Options of {@link cuttingProxy}. */
@@ -31,11 +32,13 @@ export const cuttingProxy = (options: CuttingProxyOptions): Effect.Effect<Cuttin
       (resume) => {
         const sockets = new Set<net.Socket>()
         let cuts = 0
+        let chance = options.cutChance
+        let maxBytes = options.maxCutBytes
         const server = net.createServer((client) => {
           const upstream = net.connect(options.upstreamPort, options.upstreamHost)
           sockets.add(client)
           sockets.add(upstream)
-          const budget = options.prng.chance(options.cutChance) ? options.prng.int(0, options.maxCutBytes) : Infinity
+          const budget = options.prng.chance(chance) ? options.prng.int(0, maxBytes) : Infinity
           let passed = 0
           const close = () => {
             client.destroy()
@@ -65,7 +68,18 @@ export const cuttingProxy = (options: CuttingProxyOptions): Effect.Effect<Cuttin
         server.listen(0, "127.0.0.1", () => {
           const address = server.address()
           const port = typeof address === "object" && address !== null ? address.port : 0
-          resume(Effect.succeed({ server, sockets, proxy: { port, cuts: () => cuts } }))
+          resume(Effect.succeed({
+            server,
+            sockets,
+            proxy: {
+              port,
+              cuts: () => cuts,
+              setCuts: (c: number, bytes: number) => {
+                chance = c
+                maxBytes = bytes
+              }
+            }
+          }))
         })
       }
     ),
