@@ -21,10 +21,12 @@ import { findSession, recentSessions } from "@logbook/projections"
 import type { SessionFsApi, SessionPaths, StoreIoError } from "@logbook/store"
 import { loadManifest, loadMarker, pathsForDir, SessionFs } from "@logbook/store"
 import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Schema } from "effect"
+import type { MigrationError } from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { isSqlError } from "effect/sql/SqlError"
 import * as NodePath from "node:path"
+import { migrateFleet } from "./FleetMigrations.ts"
 import { syncSearchDocuments } from "./FleetSearch.ts"
 import type { EventRow, TurnState } from "./internal/lineRows.ts"
 import { initialTurnState, lineRow, sha256Hex } from "./internal/lineRows.ts"
@@ -638,13 +640,13 @@ export interface ReplicatorOptions extends ReplicateOptions {
   /** Pause between passes (default 1 second). */
   readonly interval?: Duration.Input | undefined
   /** Called when a pass fails (after which the next pass is retried with backoff). */
-  readonly onError?: ((error: ReplicationError) => Effect.Effect<void>) | undefined
+  readonly onError?: ((error: ReplicationError | MigrationError) => Effect.Effect<void>) | undefined
 }
 
 /**
- * The replicator a host runs beside `SessionMemory`: while its layer lives, a scoped fiber replicates
- * the sessions root pass after pass (`interval` apart), retrying with backoff when the database is
- * unreachable. `runOnce` runs a pass now; `lastReport` is the latest finished pass.
+ * The replicator a host runs beside `SessionMemory`: while its layer lives, a scoped fiber runs the
+ * fleet migrations once, then replicates the sessions root pass after pass (`interval` apart),
+ * retrying with backoff when the database is unreachable. `runOnce` runs a pass now; `lastReport` is the latest finished pass.
  *
  * **Gotchas:** the fiber is interrupted when the layer's scope closes; an interrupted batch rolls
  * back and is replicated again by the next run.
@@ -667,7 +669,14 @@ export class Replicator extends Context.Service<Replicator, {
           Effect.tap((report) => Ref.set(last, Option.some(report))),
           Effect.provideContext(context)
         )
-        const pass = runOnce.pipe(
+        // The fleet's schema is brought up to date once, before the first pass.
+        const migrated = yield* Ref.make(false)
+        const migrateOnce = Effect.gen(function*() {
+          if (yield* Ref.get(migrated)) return
+          yield* migrateFleet.pipe(Effect.provideContext(context))
+          yield* Ref.set(migrated, true)
+        })
+        const pass = Effect.andThen(migrateOnce, runOnce).pipe(
           Effect.tapError((e) => options.onError === undefined ? Effect.void : options.onError(e)),
           Effect.retry({ schedule: replicationRetrySchedule })
         )
