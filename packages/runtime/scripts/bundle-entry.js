@@ -5,10 +5,10 @@
 // from disk next time (Node's own compile cache stores only what compiled before the code ran,
 // so every run compiled the rest again). The cache is an optimisation only: without a usable
 // directory, or with NODE_DISABLE_COMPILE_CACHE set, the CLI runs the same, compiled afresh.
-// Gotchas: V8 checks only the source's length, so a cache is named after the source's hash;
+// Gotchas: V8 checks only the source's length, so a cache is named after the source's hash
+// (which scripts/bundle.js writes into BUNDLE_SHA256 below: hashing at start costs more);
 // a cache is bytecode the process runs, so only a file this user owns in a directory this user
 // owns, neither writable by others, is read (opened without following symbolic links).
-import { createHash } from "node:crypto"
 import * as Fs from "node:fs"
 import * as NodeModule from "node:module"
 import { homedir, tmpdir } from "node:os"
@@ -80,13 +80,16 @@ const writeCache = (dir, name, suffix, data) => {
   }
 }
 
+/** SHA-256 of logbook.cjs, written here by scripts/bundle.js when it copies this file. */
+const BUNDLE_SHA256 = "(set by scripts/bundle.js)"
+
 const bundle = fileURLToPath(new URL("./logbook.cjs", import.meta.url))
 const source = Fs.readFileSync(bundle, "utf8")
 const dir = cacheDir()
 // The few CommonJS files outside the bundle (the lock addon's loader) use Node's cache.
 if (dir !== undefined) NodeModule.enableCompileCache(dir)
 const suffix = `-${process.version}-${process.arch}.v8cache`
-const name = `${createHash("sha256").update(source).digest("hex").slice(0, 16)}${suffix}`
+const name = `${BUNDLE_SHA256.slice(0, 16)}${suffix}`
 const cachedData = dir === undefined ? undefined : readCache(Path.join(dir, name))
 // The CommonJS wrapper sits on the first line, so line numbers in stack traces are the file's.
 const script = new Vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {

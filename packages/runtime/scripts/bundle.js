@@ -4,7 +4,8 @@
 // a run) to dist/bundle/bin.js. `logbook` then loads one file instead of hundreds of modules.
 // The native lock addon (fs-native-extensions) and Node's built-ins stay external. bin/logbook.js
 // runs the bundle when it is at least as new as every package's last `tsc -b`, else dist/bin.js.
-import { copyFileSync, rmSync } from "node:fs"
+import { createHash } from "node:crypto"
+import { readFileSync, rmSync, writeFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import { build } from "rolldown"
 
@@ -25,5 +26,10 @@ await build({
   transform: { define: { "import.meta.env": "undefined" } },
   output: { file: `${out}logbook.cjs`, format: "cjs", codeSplitting: false, minify: true }
 })
-// Written last: its time stamp is the bundle's, which bin/logbook.js compares with the builds'.
-copyFileSync(fileURLToPath(new URL("./bundle-entry.js", import.meta.url)), `${out}bin.js`)
+// The entry names its code cache after the bundle's hash. Written last: its time stamp is the
+// bundle's, which bin/logbook.js compares with the builds'.
+const sha256 = createHash("sha256").update(readFileSync(`${out}logbook.cjs`)).digest("hex")
+const entry = readFileSync(fileURLToPath(new URL("./bundle-entry.js", import.meta.url)), "utf8")
+const placeholder = `const BUNDLE_SHA256 = "(set by scripts/bundle.js)"`
+if (!entry.includes(placeholder)) throw new Error("bundle-entry.js lost its BUNDLE_SHA256 line")
+writeFileSync(`${out}bin.js`, entry.replace(placeholder, `const BUNDLE_SHA256 = "${sha256}"`), { mode: 0o755 })
