@@ -65,16 +65,24 @@ const readCache = (file) => {
   }
 }
 
-/** Writes the cache atomically (a private temporary file renamed over it); drops older builds' caches. */
-const writeCache = (dir, name, suffix, data) => {
+/** Caches of other builds (other checkouts, earlier builds) kept besides this one's, newest first. */
+const KEPT_CACHES = 16
+
+/**
+ * Writes the cache atomically (a private temporary file renamed over it). Other builds' caches
+ * stay (several checkouts may share the directory), but only the newest {@link KEPT_CACHES}.
+ */
+const writeCache = (dir, name, data) => {
   const file = Path.join(dir, name)
   const temporary = `${file}.${process.pid}.tmp`
   try {
     Fs.writeFileSync(temporary, data, { mode: 0o600, flag: "wx" })
     Fs.renameSync(temporary, file)
-    for (const other of Fs.readdirSync(dir)) {
-      if (other !== name && other.endsWith(suffix)) Fs.rmSync(Path.join(dir, other), { force: true })
-    }
+    const others = Fs.readdirSync(dir)
+      .filter((other) => other !== name && other.endsWith(".v8cache"))
+      .map((other) => ({ path: Path.join(dir, other), time: Fs.lstatSync(Path.join(dir, other)).mtimeMs }))
+      .sort((a, b) => b.time - a.time)
+    for (const old of others.slice(KEPT_CACHES)) Fs.rmSync(old.path, { force: true })
   } catch {
     Fs.rmSync(temporary, { force: true })
   }
@@ -88,8 +96,7 @@ const source = Fs.readFileSync(bundle, "utf8")
 const dir = cacheDir()
 // The few CommonJS files outside the bundle (the lock addon's loader) use Node's cache.
 if (dir !== undefined) NodeModule.enableCompileCache(dir)
-const suffix = `-${process.version}-${process.arch}.v8cache`
-const name = `${BUNDLE_SHA256.slice(0, 16)}${suffix}`
+const name = `${BUNDLE_SHA256.slice(0, 16)}-${process.version}-${process.arch}.v8cache`
 const cachedData = dir === undefined ? undefined : readCache(Path.join(dir, name))
 // The CommonJS wrapper sits on the first line, so line numbers in stack traces are the file's.
 const script = new Vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
@@ -97,7 +104,7 @@ const script = new Vm.Script(`(function (exports, require, module, __filename, _
   cachedData
 })
 if (dir !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
-  process.once("exit", () => writeCache(dir, name, suffix, script.createCachedData()))
+  process.once("exit", () => writeCache(dir, name, script.createCachedData()))
 }
 const module = { exports: {} }
 script.runInThisContext()(module.exports, NodeModule.createRequire(bundle), module, bundle, Path.dirname(bundle))

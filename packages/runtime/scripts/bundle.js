@@ -15,6 +15,30 @@ const out = process.argv[2] === undefined
   ? fileURLToPath(new URL("../dist/bundle/", import.meta.url))
   : `${process.argv[2]}/`
 
+// Node built-ins that take milliseconds to load and that most commands never touch: the bundle
+// loads each on its first use instead of at start. Rolldown's CommonJS output binds every
+// external as `let <name> = require("<id>");` (plus `<name> = __toESM(<name>, 1);`) and reads
+// members off that binding, which a proxy can stand in for; a binding used any other way
+// (its `default`) keeps the eager require.
+const LAZY_BUILTINS = ["node:crypto", "node:child_process", "node:readline"]
+const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+const lazyBuiltins = {
+  name: "lazy-builtins",
+  renderChunk(code) {
+    let out = code
+    for (const id of LAZY_BUILTINS) {
+      const eager = new RegExp(`^let (\\w+) = require\\("${escape(id)}"\\);$`, "m").exec(out)
+      const binding = eager?.[1]
+      if (eager === null || binding === undefined || out.includes(`${binding}.default`)) continue
+      out = out.replace(eager[0], `let ${binding} = __lazyBuiltin("${id}");`)
+        .replace(new RegExp(`^${binding} = __toESM\\(${binding}, 1\\);$`, "m"), "")
+    }
+    if (out === code) return null
+    return "const __lazyBuiltin = (id) => {\n\tlet loaded;\n" +
+      "\treturn new Proxy({}, { get: (_, key) => (loaded ??= require(id))[key] });\n};\n" + out
+  }
+}
+
 rmSync(out, { recursive: true, force: true })
 await build({
   input: `${dist}Main.js`,
@@ -24,6 +48,7 @@ await build({
   logLevel: "warn",
   // Effect reads `import.meta.env` where a bundler defines it; Node has none.
   transform: { define: { "import.meta.env": "undefined" } },
+  plugins: [lazyBuiltins],
   output: { file: `${out}logbook.cjs`, format: "cjs", codeSplitting: false, minify: true }
 })
 // The entry names its code cache after the bundle's hash. Written last: its time stamp is the
