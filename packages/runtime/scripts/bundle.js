@@ -39,6 +39,27 @@ const lazyBuiltins = {
   }
 }
 
+// effect/cli builds an `Intl.Segmenter` when its module loads (ICU's break rules: the largest
+// single cost of starting the CLI), though only help and table layout measure text with it.
+// The bundle builds it on first use; if a later Effect writes it differently, the build says so.
+const SEGMENTER =
+  /const graphemeSegmenter = \/\*#__PURE__\*\/\s*new Intl\.Segmenter\(undefined, \{\s*granularity: "grapheme"\s*\}\);/
+const lazySegmenter = {
+  name: "lazy-segmenter",
+  transform(code, id) {
+    if (!id.replaceAll("\\", "/").endsWith("/effect/dist/cli/CliOutput.js")) return null
+    if (!SEGMENTER.test(code)) {
+      this.warn("effect/cli's graphemeSegmenter changed: it is built at start again (scripts/bundle.js)")
+      return null
+    }
+    return code.replace(
+      SEGMENTER,
+      "let graphemeSegmenterBuilt;\nconst graphemeSegmenter = { segment: (text) => (graphemeSegmenterBuilt ??= " +
+        "new Intl.Segmenter(undefined, { granularity: \"grapheme\" })).segment(text) };"
+    )
+  }
+}
+
 rmSync(out, { recursive: true, force: true })
 await build({
   input: `${dist}Main.js`,
@@ -48,7 +69,7 @@ await build({
   logLevel: "warn",
   // Effect reads `import.meta.env` where a bundler defines it; Node has none.
   transform: { define: { "import.meta.env": "undefined" } },
-  plugins: [lazyBuiltins],
+  plugins: [lazyBuiltins, lazySegmenter],
   output: { file: `${out}logbook.cjs`, format: "cjs", codeSplitting: false, minify: true }
 })
 // The entry names its code cache after the bundle's hash. Written last: its time stamp is the
