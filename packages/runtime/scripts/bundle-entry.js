@@ -6,7 +6,7 @@
 // so every run compiled the rest again). The cache is an optimisation only: without a usable
 // directory, or with NODE_DISABLE_COMPILE_CACHE set, the CLI runs the same, compiled afresh.
 // Gotchas: V8 checks only the source's length, so a cache is named after the source's hash
-// (which scripts/bundle.js writes into BUNDLE_SHA256 below: hashing at start costs more);
+// (which scripts/bundle.js writes into BUILT below: hashing at start costs more);
 // a cache is bytecode the process runs, so only a file this user owns in a directory this user
 // owns, neither writable by others, is read (opened without following symbolic links).
 import * as Fs from "node:fs"
@@ -88,15 +88,18 @@ const writeCache = (dir, name, data) => {
   }
 }
 
-/** SHA-256 of logbook.cjs, written here by scripts/bundle.js when it copies this file. */
-const BUNDLE_SHA256 = "(set by scripts/bundle.js)"
+/**
+ * What scripts/bundle.js knows of logbook.cjs, written here when it copies this file: its
+ * SHA-256, and how to decode it (Latin-1 when it is all ASCII: faster, the same text).
+ */
+const BUILT = { sha256: "(set by scripts/bundle.js)", encoding: "utf8" }
 
 const bundle = fileURLToPath(new URL("./logbook.cjs", import.meta.url))
-const source = Fs.readFileSync(bundle, "utf8")
+const source = Fs.readFileSync(bundle, BUILT.encoding)
 const dir = cacheDir()
 // The few CommonJS files outside the bundle (the lock addon's loader) use Node's cache.
 if (dir !== undefined) NodeModule.enableCompileCache(dir)
-const name = `${BUNDLE_SHA256.slice(0, 16)}-${process.version}-${process.arch}.v8cache`
+const name = `${BUILT.sha256.slice(0, 16)}-${process.version}-${process.arch}.v8cache`
 const cachedData = dir === undefined ? undefined : readCache(Path.join(dir, name))
 // The CommonJS wrapper sits on the first line, so line numbers in stack traces are the file's.
 const script = new Vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
