@@ -21,6 +21,7 @@ import type {
   PendingCapRewrite,
   RescanInput,
   TurnEntry,
+  TurnTable,
   VersionedThreadEvent
 } from "@logbook/domain"
 import {
@@ -31,8 +32,12 @@ import {
   decodePendingCapRewriteText,
   decodeTurnIndexText,
   emptyLogScan,
+  entriesOf,
   formatRfc3339,
+  isManifestTrusted,
   isStoredMetadataTrusted,
+  isTableConsistent,
+  isTableValid,
   matchingMarker,
   provisionalTurnBase,
   rebaseLogScan,
@@ -41,10 +46,11 @@ import {
   rescanTurnBase,
   scanEntries,
   scanLine,
-  sessionDirName
+  sessionDirName,
+  turnTableOf
 } from "@logbook/domain"
 import type { SessionPaths } from "@logbook/store"
-import { isSessionLive, SessionFs, splitLines, StoreIoError } from "@logbook/store"
+import { isSessionLive, loadTurnIndexSidecar, SessionFs, splitLines, StoreIoError } from "@logbook/store"
 import { Clock, Effect, Option, Result, Schema, Stream } from "effect"
 import { findSession } from "./SessionLookup.ts"
 
@@ -284,8 +290,17 @@ export interface SessionInspection {
   readonly fresh: boolean
   /** The manifest an `open` would arrive at (stored when fresh, rebuilt otherwise). */
   readonly effectiveManifest: Manifest
-  /** The turn index an `open` would arrive at (retained entries; an open turn last). */
+  /**
+   * The turn index an `open` would arrive at (retained entries; an open turn last).
+   *
+   * **Gotchas**: one object per turn, built on first access when the index came from the binary
+   * sidecar; readers that need a few entries use {@link SessionInspection.effectiveTable}.
+   */
   readonly effectiveEntries: ReadonlyArray<TurnEntry>
+  /** The same index column by column (a view of the sidecar or of the entries; no copy). */
+  readonly effectiveTable: TurnTable
+  /** The stored `index/turns.json` column by column, when it is present (from its sidecar when that is current). */
+  readonly indexTable: TurnTable | undefined
   /** The rescan, when one ran (stale metadata or `forceScan`). */
   readonly scan: SessionScan | undefined
 }
@@ -304,9 +319,55 @@ interface Loaded {
   readonly marker: Stored<PendingCapRewrite>
   /** What a rescan by the next open would start from (its length includes the torn-tail repair). */
   readonly rescan: RescanInput
+  /** The stored index column by column, when present. */
+  readonly indexTable: TurnTable | undefined
   /** The stored metadata, when it passes `open`'s fast-path checks. */
-  readonly freshView: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> } | undefined
+  readonly freshView: View | undefined
 }
+
+/** A manifest and the turn index that goes with it. */
+interface View {
+  readonly manifest: Manifest
+  readonly table: TurnTable
+  /** The entries the table views, when they exist as objects already. */
+  readonly entries?: ReadonlyArray<TurnEntry> | undefined
+}
+
+/** `Present` whose value is materialised from `table` on first access, once. */
+const presentFromTable = (table: TurnTable): Stored<ReadonlyArray<TurnEntry>> => {
+  let entries: ReadonlyArray<TurnEntry> | undefined
+  return {
+    _tag: "Present",
+    get value() {
+      entries ??= entriesOf(table)
+      return entries
+    }
+  }
+}
+
+/**
+ * The stored index from its binary sidecar, when the manifest passes the fast-path checks and
+ * the sidecar is the exact copy of `turns.json` and valid and consistent for this log; else
+ * undefined (the caller decodes `turns.json`). Decodes no JSON.
+ */
+const sidecarIndex = (
+  paths: SessionPaths,
+  manifest: Manifest | undefined,
+  marker: PendingCapRewrite | undefined,
+  openLen: number
+) =>
+  Effect.gen(function*() {
+    if (manifest === undefined || !isManifestTrusted(manifest, marker, openLen)) return undefined
+    const fs = yield* SessionFs
+    // A sidecar that cannot be read is merely not used: turns.json is read (and reported) instead.
+    const table = yield* Effect.orElseSucceed(
+      loadTurnIndexSidecar(fs, paths.turnsSidecar, paths.turns, openLen),
+      () => undefined
+    )
+    return table !== undefined && isTableValid(table, openLen) && isTableConsistent(table, manifest)
+      ? table
+      : undefined
+  })
 
 const load = (sessionsDir: string, sessionId: string) =>
   Effect.gen(function*() {
@@ -314,7 +375,6 @@ const load = (sessionsDir: string, sessionId: string) =>
     const paths = yield* findSession(sessionsDir, sessionId)
     const live = yield* isSessionLive(paths.dir)
     const manifest = yield* readStored(paths.manifest, decodeManifestText)
-    const index = yield* readStored(paths.turns, decodeTurnIndexText)
     const marker = yield* readStored(paths.marker, decodePendingCapRewriteText)
     const eventsInfo = yield* fs.lstat(paths.events)
     if (Option.isSome(eventsInfo) && eventsInfo.value.type !== "File") {
@@ -329,11 +389,25 @@ const load = (sessionsDir: string, sessionId: string) =>
     const lastByte = fileLen > 0 ? yield* fs.readRange(paths.events, fileLen - 1, fileLen) : undefined
     const openLen = repairedLength(fileLen, lastByte === undefined || lastByte[0] === 10)
     const storedManifest = presentOrUndefined(manifest)
-    const storedEntries = presentOrUndefined(index)
     const storedMarker = presentOrUndefined(marker)
-    const freshView = storedManifest !== undefined && storedEntries !== undefined &&
-        isStoredMetadataTrusted(storedManifest, storedEntries, storedMarker, openLen)
-      ? { manifest: storedManifest, entries: storedEntries }
+    const fromSidecar = yield* sidecarIndex(paths, storedManifest, storedMarker, openLen)
+    const index = fromSidecar !== undefined
+      ? presentFromTable(fromSidecar)
+      : yield* readStored(paths.turns, decodeTurnIndexText)
+    const storedEntries = fromSidecar !== undefined ? undefined : presentOrUndefined(index)
+    const indexTable = fromSidecar ?? (storedEntries === undefined ? undefined : turnTableOf(storedEntries))
+    const freshView: View | undefined = storedManifest !== undefined && fromSidecar !== undefined
+      ? { manifest: storedManifest, table: fromSidecar }
+      : storedManifest !== undefined && storedEntries !== undefined &&
+          isStoredMetadataTrusted(storedManifest, storedEntries, storedMarker, openLen)
+      ? { manifest: storedManifest, table: turnTableOf(storedEntries), entries: storedEntries }
+      : undefined
+    // The sidecar is only used when the manifest is trusted, where the turn base comes from the
+    // manifest unless it lacks `retained_turn_base` (the only case that needs the entries).
+    const rescanEntries = fromSidecar === undefined
+      ? storedEntries
+      : storedManifest?.retained_turn_base === undefined
+      ? entriesOf(fromSidecar)
       : undefined
     return {
       sessionId,
@@ -346,9 +420,10 @@ const load = (sessionsDir: string, sessionId: string) =>
       manifest,
       index,
       marker,
+      indexTable,
       rescan: {
         manifest: storedManifest,
-        entries: storedEntries,
+        entries: rescanEntries,
         marker: matchingMarker(storedMarker, openLen),
         fileLen: openLen
       },
@@ -370,28 +445,36 @@ const rebuiltView = (loaded: Loaded, scan: SessionScan) => {
     turnBase: scan.turnBase,
     now: loaded.mtime
   })
-  return { manifest, entries: scan.entries }
+  return { manifest, table: turnTableOf(scan.entries), entries: scan.entries } satisfies View
 }
 
 /** The inspection of a loaded session, given the view it arrives at. */
 const assemble = (
   loaded: Loaded,
-  view: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> },
+  view: View,
   scan: SessionScan | undefined
-): SessionInspection => ({
-  paths: loaded.paths,
-  name: loaded.name,
-  eventsPresent: loaded.eventsPresent,
-  fileLen: loaded.fileLen,
-  manifest: loaded.manifest,
-  index: loaded.index,
-  marker: loaded.marker,
-  live: loaded.live,
-  fresh: loaded.freshView !== undefined,
-  effectiveManifest: view.manifest,
-  effectiveEntries: view.entries,
-  scan
-})
+): SessionInspection => {
+  let entries = view.entries
+  return {
+    paths: loaded.paths,
+    name: loaded.name,
+    eventsPresent: loaded.eventsPresent,
+    fileLen: loaded.fileLen,
+    manifest: loaded.manifest,
+    index: loaded.index,
+    marker: loaded.marker,
+    live: loaded.live,
+    fresh: loaded.freshView !== undefined,
+    effectiveManifest: view.manifest,
+    get effectiveEntries() {
+      entries ??= entriesOf(view.table)
+      return entries
+    },
+    effectiveTable: view.table,
+    indexTable: loaded.indexTable,
+    scan
+  }
+}
 
 /**
  * Inspects an existing session read-only: loads the metadata with no-follow reads, probes the

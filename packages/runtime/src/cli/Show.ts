@@ -4,7 +4,7 @@
  * never on disk.
  */
 import type { Manifest } from "@logbook/domain"
-import { turnEntryJson } from "@logbook/domain"
+import { entryAt, turnEntryJson } from "@logbook/domain"
 import type { SessionInspection, Stored } from "@logbook/projections"
 import { inspectSession } from "@logbook/projections"
 import { diskUsage, SessionFs } from "@logbook/store"
@@ -62,8 +62,8 @@ export const showCommand = Command.make(
     const pinned = Option.isSome(pin) && pin.value.type === "File"
     const m = i.effectiveManifest
     const range = turnRange(m)
-    const entries = i.effectiveEntries
     if (json) {
+      const entries = i.effectiveEntries
       return yield* printJson({
         session_id: i.name,
         dir: i.paths.dir,
@@ -93,9 +93,16 @@ export const showCommand = Command.make(
       ? range.evicted > 0 ? `${m.turn_count} closed, all evicted by the event cap` : "none closed yet"
       : `${m.turn_count} closed, retained ${range.first}-${range.last}` +
         (range.evicted > 0 ? ` (1-${range.evicted} evicted by the event cap)` : "")
-    const listed = entries.length <= LISTED_ENTRIES
-      ? entries
-      : [...entries.slice(0, LISTED_ENTRIES / 2), ...entries.slice(-LISTED_ENTRIES / 2)]
+    // Only the listed entries become objects: the index of a large session stays columnar.
+    const index = i.effectiveTable
+    const entries = { length: index.length }
+    const listedAt = index.length <= LISTED_ENTRIES
+      ? Array.from({ length: index.length }, (_, k) => k)
+      : [
+        ...Array.from({ length: LISTED_ENTRIES / 2 }, (_, k) => k),
+        ...Array.from({ length: LISTED_ENTRIES / 2 }, (_, k) => index.length - LISTED_ENTRIES / 2 + k)
+      ]
+    const listed = listedAt.map((k) => entryAt(index, k))
     const rows = table(
       ["TURN", "BYTES", "EVENTS", "STARTED"],
       listed.map((e) => [

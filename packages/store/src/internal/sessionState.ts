@@ -327,7 +327,7 @@ export const persistMeta = (s: SessionState, fs: SessionFsApi): Effect.Effect<vo
     yield* flushBytes(s, true)
     if (s.metaDirty || s.persistedFileLen !== s.nextOffset) {
       const manifest = { ...currentManifest(s), persisted_file_len: s.nextOffset }
-      yield* writeTurnIndexWith(fs, s.paths.turns, currentEntries(s))
+      yield* writeTurnIndexWith(fs, s.paths, currentEntries(s), s.nextOffset)
       yield* writeManifestWith(fs, s.paths.manifest, manifest)
       s.persistedFileLen = s.nextOffset
       s.metaDirty = false
