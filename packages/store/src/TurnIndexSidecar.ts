@@ -13,8 +13,8 @@
  * barrier.
  *
  * Layout (little-endian): header `LBTURNS1`, u32 version 1, u32 record size 64, f64 entry
- * count, f64 first turn number, f64 `turns.json` length, u32 its CRC-32, u32 the records'
- * CRC-32, f64 the log length the index describes, 8 zero bytes; record: f64 start offset, f64
+ * count, f64 first turn number, f64 `turns.json` length, u32 its CRC-32, u32 the CRC-32 of the
+ * rest of the sidecar (every byte but these four), f64 the log length the index describes, 8 zero bytes; record: f64 start offset, f64
  * end offset, f64 event count, u8 length of `ts` in UTF-8 bytes, then `ts` (at most 39 bytes).
  * Turn numbers are implied (first + i): the index of a session always rises by one.
  */
@@ -45,14 +45,18 @@ export interface SidecarBinding {
 }
 
 const utf8 = new TextEncoder()
+const LONE_SURROGATE = /\p{Cs}/u
+
+/** CRC-32 of the whole sidecar except its own field (header bytes 44..48). */
+const checksum = (bytes: Uint8Array): number => crc32(bytes.subarray(48), crc32(bytes.subarray(0, 44)))
 const utf8Decoder = new TextDecoder("utf-8")
 
 const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
 
 /**
  * The sidecar bytes for `entries` as written to `turns.json` (described by `binding`), or
- * undefined when the entries cannot be represented (turn numbers not rising by one, a `ts`
- * longer than 39 UTF-8 bytes): then no sidecar is written and readers parse `turns.json`.
+ * undefined when the entries cannot be represented (turn numbers not rising by one, a count
+ * that is not a safe integer, a `ts` longer than 39 UTF-8 bytes or not well-formed): then no sidecar is written and readers parse `turns.json`.
  */
 export const encodeTurnIndexSidecar = (
   entries: ReadonlyArray<TurnEntry>,
@@ -64,10 +68,13 @@ export const encodeTurnIndexSidecar = (
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]
     if (e === undefined || e.turn_number !== first + i) return undefined
+    if (!isCount(e.start_offset) || !isCount(e.end_offset) || !isCount(e.event_count)) return undefined
     const at = HEADER_BYTES + i * RECORD_BYTES
     view.setFloat64(at, e.start_offset, true)
     view.setFloat64(at + 8, e.end_offset, true)
     view.setFloat64(at + 16, e.event_count, true)
+    // A lone surrogate would not read back as the same string.
+    if (LONE_SURROGATE.test(e.ts)) return undefined
     const ts = utf8.encodeInto(e.ts, bytes.subarray(at + 25, at + RECORD_BYTES))
     if (ts.read !== e.ts.length) return undefined
     view.setUint8(at + 24, ts.written)
@@ -79,8 +86,8 @@ export const encodeTurnIndexSidecar = (
   view.setFloat64(24, first, true)
   view.setFloat64(32, binding.jsonBytes, true)
   view.setUint32(40, binding.jsonCrc >>> 0, true)
-  view.setUint32(44, crc32(bytes.subarray(HEADER_BYTES)), true)
   view.setFloat64(48, binding.fileLen, true)
+  view.setUint32(44, checksum(bytes), true)
   return bytes
 }
 
@@ -114,7 +121,7 @@ export const decodeTurnIndexSidecar = (bytes: Uint8Array, expected: SidecarBindi
   const first = view.getFloat64(24, true)
   if (!isCount(length) || !isCount(first) || bytes.length !== HEADER_BYTES + length * RECORD_BYTES) return undefined
   if (length > 0 && (first < 1 || !isCount(first + length))) return undefined
-  if (crc32(bytes.subarray(HEADER_BYTES)) !== view.getUint32(44, true)) return undefined
+  if (checksum(bytes) !== view.getUint32(44, true)) return undefined
   for (let i = 0; i < length; i++) {
     const at = HEADER_BYTES + i * RECORD_BYTES
     const tsLen = view.getUint8(at + 24)
