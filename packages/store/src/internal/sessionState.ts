@@ -315,8 +315,8 @@ export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, 
   }))
 
 /**
- * The durability barrier: buffered bytes → fdatasync → atomic `index/turns.json` → atomic
- * `manifest.json`.
+ * The durability barrier: buffered bytes → fdatasync → atomic `index/turns.json` (then, for a
+ * large index, its derived `index/turns.bin`) → atomic `manifest.json`.
  *
  * **Gotchas**: this order is the whole crash-safety argument. Event bytes are durable before
  * any metadata describing them; the index precedes the manifest, so a crash between the two
