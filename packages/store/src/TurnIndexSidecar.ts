@@ -20,7 +20,7 @@
  */
 import type { TurnEntry, TurnTable } from "@logbook/domain"
 import { Effect, Option } from "effect"
-import { isUtf8 } from "node:buffer"
+import { Buffer, isUtf8 } from "node:buffer"
 import { crc32 } from "node:zlib"
 import type { SessionFsApi } from "./SessionFs.ts"
 import type { StoreIoError } from "./StoreError.ts"
@@ -54,32 +54,57 @@ const utf8Decoder = new TextDecoder("utf-8")
 const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
 
 /**
- * The sidecar bytes for `entries` as written to `turns.json` (described by `binding`), or
- * undefined when the entries cannot be represented (turn numbers not rising by one, a count
- * that is not a safe integer, a `ts` longer than 39 UTF-8 bytes or not well-formed): then no sidecar is written and readers parse `turns.json`.
+ * Writes records `from..to` of `entries` into `out` (record `from` at offset 0); false when one
+ * cannot be represented (see {@link encodeTurnIndexSidecarChunks}).
  */
-export const encodeTurnIndexSidecar = (
+const encodeRecords = (
   entries: ReadonlyArray<TurnEntry>,
-  binding: SidecarBinding
-): Uint8Array | undefined => {
-  const bytes = new Uint8Array(HEADER_BYTES + entries.length * RECORD_BYTES)
-  const view = new DataView(bytes.buffer)
-  const first = entries[0]?.turn_number ?? 0
-  for (let i = 0; i < entries.length; i++) {
+  first: number,
+  from: number,
+  to: number,
+  out: Uint8Array
+): boolean => {
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
+  for (let i = from; i < to; i++) {
     const e = entries[i]
-    if (e === undefined || e.turn_number !== first + i) return undefined
-    if (!isCount(e.start_offset) || !isCount(e.end_offset) || !isCount(e.event_count)) return undefined
-    const at = HEADER_BYTES + i * RECORD_BYTES
+    if (e === undefined || e.turn_number !== first + i) return false
+    if (!isCount(e.start_offset) || !isCount(e.end_offset) || !isCount(e.event_count)) return false
+    // A lone surrogate would not read back as the same string.
+    if (LONE_SURROGATE.test(e.ts)) return false
+    const at = (i - from) * RECORD_BYTES
+    out.fill(0, at, at + RECORD_BYTES)
     view.setFloat64(at, e.start_offset, true)
     view.setFloat64(at + 8, e.end_offset, true)
     view.setFloat64(at + 16, e.event_count, true)
-    // A lone surrogate would not read back as the same string.
-    if (LONE_SURROGATE.test(e.ts)) return undefined
-    const ts = utf8.encodeInto(e.ts, bytes.subarray(at + 25, at + RECORD_BYTES))
-    if (ts.read !== e.ts.length) return undefined
+    const ts = utf8.encodeInto(e.ts, out.subarray(at + 25, at + RECORD_BYTES))
+    if (ts.read !== e.ts.length) return false
     view.setUint8(at + 24, ts.written)
   }
-  for (let i = 0; i < MAGIC.length; i++) bytes[i] = MAGIC.charCodeAt(i)
+  return true
+}
+
+/** Records per chunk of a streamed sidecar (256 KiB). */
+const CHUNK_RECORDS = 4096
+
+/**
+ * The sidecar for `entries` as written to `turns.json` (described by `binding`), as chunks of at
+ * most 256 KiB (the header first), so a large index never needs one buffer of all of it; or
+ * undefined when the entries cannot be represented (turn numbers not rising by one, a count that
+ * is not a safe integer, a `ts` longer than 39 UTF-8 bytes or not well-formed): then no sidecar
+ * is written and readers parse `turns.json`. The records are encoded twice (once for the
+ * checksum in the header, once for output), which costs far less than holding them.
+ *
+ * **Gotchas**: the chunks are produced lazily from `entries`; do not change the array while
+ * they are consumed.
+ */
+export const encodeTurnIndexSidecarChunks = (
+  entries: ReadonlyArray<TurnEntry>,
+  binding: SidecarBinding
+): Iterable<Uint8Array> | undefined => {
+  const first = entries[0]?.turn_number ?? 0
+  const header = new Uint8Array(HEADER_BYTES)
+  const view = new DataView(header.buffer)
+  for (let i = 0; i < MAGIC.length; i++) header[i] = MAGIC.charCodeAt(i)
   view.setUint32(8, VERSION, true)
   view.setUint32(12, RECORD_BYTES, true)
   view.setFloat64(16, entries.length, true)
@@ -87,8 +112,34 @@ export const encodeTurnIndexSidecar = (
   view.setFloat64(32, binding.jsonBytes, true)
   view.setUint32(40, binding.jsonCrc >>> 0, true)
   view.setFloat64(48, binding.fileLen, true)
-  view.setUint32(44, checksum(bytes), true)
-  return bytes
+  let crc = crc32(header.subarray(48), crc32(header.subarray(0, 44)))
+  const scratch = new Uint8Array(Math.min(entries.length, CHUNK_RECORDS) * RECORD_BYTES)
+  for (let from = 0; from < entries.length; from += CHUNK_RECORDS) {
+    const to = Math.min(from + CHUNK_RECORDS, entries.length)
+    if (!encodeRecords(entries, first, from, to, scratch)) return undefined
+    crc = crc32(scratch.subarray(0, (to - from) * RECORD_BYTES), crc)
+  }
+  view.setUint32(44, crc, true)
+  return {
+    *[Symbol.iterator]() {
+      yield header
+      for (let from = 0; from < entries.length; from += CHUNK_RECORDS) {
+        const to = Math.min(from + CHUNK_RECORDS, entries.length)
+        const chunk = new Uint8Array((to - from) * RECORD_BYTES)
+        encodeRecords(entries, first, from, to, chunk)
+        yield chunk
+      }
+    }
+  }
+}
+
+/** {@link encodeTurnIndexSidecarChunks} as one buffer. */
+export const encodeTurnIndexSidecar = (
+  entries: ReadonlyArray<TurnEntry>,
+  binding: SidecarBinding
+): Uint8Array | undefined => {
+  const chunks = encodeTurnIndexSidecarChunks(entries, binding)
+  return chunks === undefined ? undefined : Buffer.concat([...chunks])
 }
 
 /** The binding a sidecar's header claims, or undefined when it is not a sidecar of this version. */

@@ -20,7 +20,7 @@ import { Buffer } from "node:buffer"
 import { crc32 } from "node:zlib"
 import type { SessionFsApi } from "../SessionFs.ts"
 import type { StoreIoError } from "../StoreError.ts"
-import { encodeTurnIndexSidecar, SIDECAR_MIN_ENTRIES } from "../TurnIndexSidecar.ts"
+import { encodeTurnIndexSidecarChunks, SIDECAR_MIN_ENTRIES } from "../TurnIndexSidecar.ts"
 import { manifestCache } from "./manifestLru.ts"
 
 const utf8 = new TextDecoder("utf-8")
@@ -88,11 +88,11 @@ export const writeTurnIndexWith = (
       return bytes
     })
     return Effect.andThen(fs.writeAtomicStream(paths.turns, chunks), () => {
-      const sidecar = encodeTurnIndexSidecar(entries, { jsonBytes, jsonCrc, fileLen })
+      const sidecar = encodeTurnIndexSidecarChunks(entries, { jsonBytes, jsonCrc, fileLen })
       // Not representable: remove any older sidecar (it would be ignored anyway, as stale).
       return sidecar === undefined
         ? Effect.asVoid(fs.removeFile(paths.turnsSidecar))
-        : fs.writeAtomic(paths.turnsSidecar, sidecar)
+        : fs.writeAtomicStream(paths.turnsSidecar, Stream.fromIterable(sidecar))
     })
   })
 }
