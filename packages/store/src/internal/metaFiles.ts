@@ -81,7 +81,9 @@ export const writeTurnIndexWith = (
     let jsonBytes = 0
     let jsonCrc = 0
     // A large index is streamed in chunks: no single string or buffer of all of it (bench P5).
-    const chunks = Stream.map(Stream.fromIterable(encodeTurnIndexChunks(entries)), (text) => {
+    // One text chunk per stream chunk: by default the stream would pull 4096 of them (the whole
+    // index of any session below 16 M turns) into one array before writing the first.
+    const chunks = Stream.map(Stream.fromIterable(encodeTurnIndexChunks(entries), { chunkSize: 1 }), (text) => {
       const bytes = Buffer.from(text, "utf8")
       jsonBytes += bytes.length
       jsonCrc = crc32(bytes, jsonCrc)
@@ -92,7 +94,7 @@ export const writeTurnIndexWith = (
       // Not representable: remove any older sidecar (it would be ignored anyway, as stale).
       return sidecar === undefined
         ? Effect.asVoid(fs.removeFile(paths.turnsSidecar))
-        : fs.writeAtomicStream(paths.turnsSidecar, Stream.fromIterable(sidecar))
+        : fs.writeAtomicStream(paths.turnsSidecar, Stream.fromIterable(sidecar, { chunkSize: 1 }))
     })
   })
 }
