@@ -26,7 +26,6 @@ import type {
 } from "@logbook/domain"
 import {
   classifyAndDecodeLine,
-  classifyLine,
   decodeLineText,
   decodeManifestText,
   decodePendingCapRewriteText,
@@ -237,8 +236,9 @@ const scanEvents = (
         Stream.runForEachArray((batch) =>
           Effect.sync(() => {
             for (const line of batch) {
-              const cls = classifyLine(line.bytes)
-              noteProblems(problems, line.offset, line.bytes, checkClassified(line.bytes, cls))
+              // One parse per line: the classifier's JSON value also gives the full decoding.
+              const { cls, decoded } = classifyAndDecodeLine(line.bytes)
+              noteProblems(problems, line.offset, line.bytes, checkClassified(line.bytes, cls, decoded))
               // The next open terminates an unterminated last line first, so its span gains that byte.
               const end = line.offset + line.bytes.length + (line.bytes[line.bytes.length - 1] === 10 ? 0 : 1)
               scan = scanLine(scan, cls, { start: line.offset, end }, now)
