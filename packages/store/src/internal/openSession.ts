@@ -8,9 +8,12 @@
 import type { RescanInput } from "@logbook/domain"
 import {
   emptyLogScan,
+  entriesOf,
   formatRfc3339,
   isManifestTrusted,
   isStoredMetadataTrusted,
+  isTableConsistent,
+  isTableValid,
   matchingMarker,
   provisionalTurnBase,
   rebaseLogScan,
@@ -24,6 +27,7 @@ import type { SessionFsApi } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
 import type { CreateDirError } from "../StoreError.ts"
 import { StoreIoError } from "../StoreError.ts"
+import { loadTurnIndexSidecar } from "../TurnIndexSidecar.ts"
 import { clearMarkerWith, loadManifestWith, loadMarkerWith, loadTurnIndexWith } from "./metaFiles.ts"
 import { scanLog } from "./scan.ts"
 import type { SessionState } from "./sessionState.ts"
@@ -92,8 +96,13 @@ export const ensureIndex = (fs: SessionFsApi, state: SessionState): Effect.Effec
     const pending = state.pendingIndex
     if (pending === undefined) return Effect.void
     return Effect.gen(function*() {
-      const index = Option.getOrUndefined(yield* loadTurnIndexWith(fs, state.paths.turns))
       const m = pending.manifest
+      // A large index is read from its binary sidecar when that is the exact copy of turns.json.
+      const table = yield* loadTurnIndexSidecar(fs, state.paths.turnsSidecar, state.paths.turns, pending.fileLen)
+      if (table !== undefined && isTableValid(table, pending.fileLen) && isTableConsistent(table, m)) {
+        return indexAdopted(state, entriesOf(table))
+      }
+      const index = Option.getOrUndefined(yield* loadTurnIndexWith(fs, state.paths.turns))
       if (index !== undefined && isStoredMetadataTrusted(m, index, undefined, pending.fileLen)) {
         indexAdopted(state, index)
       } else {

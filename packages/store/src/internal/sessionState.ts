@@ -315,8 +315,8 @@ export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, 
   }))
 
 /**
- * The durability barrier: buffered bytes → fdatasync → atomic `index/turns.json` → atomic
- * `manifest.json`.
+ * The durability barrier: buffered bytes → fdatasync → atomic `index/turns.json` (then, for a
+ * large index, its derived `index/turns.bin`) → atomic `manifest.json`.
  *
  * **Gotchas**: this order is the whole crash-safety argument. Event bytes are durable before
  * any metadata describing them; the index precedes the manifest, so a crash between the two
@@ -327,7 +327,7 @@ export const persistMeta = (s: SessionState, fs: SessionFsApi): Effect.Effect<vo
     yield* flushBytes(s, true)
     if (s.metaDirty || s.persistedFileLen !== s.nextOffset) {
       const manifest = { ...currentManifest(s), persisted_file_len: s.nextOffset }
-      yield* writeTurnIndexWith(fs, s.paths.turns, currentEntries(s))
+      yield* writeTurnIndexWith(fs, s.paths, currentEntries(s), s.nextOffset)
       yield* writeManifestWith(fs, s.paths.manifest, manifest)
       s.persistedFileLen = s.nextOffset
       s.metaDirty = false
