@@ -17,7 +17,8 @@ import {
 } from "@logbook/domain"
 import { Effect, Option, Result, Stream } from "effect"
 import { Buffer } from "node:buffer"
-import type { SessionFsApi } from "../SessionFs.ts"
+import { basename } from "node:path"
+import type { DirectoryHandle, SessionFsApi } from "../SessionFs.ts"
 import type { StoreIoError } from "../StoreError.ts"
 import { manifestCache } from "./manifestLru.ts"
 
@@ -44,37 +45,40 @@ export const loadTurnIndexWith = (fs: SessionFsApi, path: string) => loadText(fs
 export const loadMarkerWith = (fs: SessionFsApi, path: string) => loadText(fs, path, decodePendingCapRewriteText)
 
 /**
- * Writes `manifest.json` atomically.
+ * Writes `manifest.json` (`path`, a child of the held directory `dir`) atomically.
  *
  * **Gotchas**: call only after the events and the turn index it describes are durable.
  */
 export const writeManifestWith = (
-  fs: SessionFsApi,
+  dir: DirectoryHandle,
   path: string,
   manifest: Manifest
 ): Effect.Effect<void, StoreIoError> =>
   // The cache entry goes whatever the outcome: a failed write may still have replaced the file.
-  Effect.ensuring(fs.writeAtomic(path, encodeManifest(manifest)), Effect.sync(() => manifestCache.evict(path)))
+  Effect.ensuring(
+    dir.writeAtomic(basename(path), encodeManifest(manifest)),
+    Effect.sync(() => manifestCache.evict(path))
+  )
 
 /** Above this many entries the turn index is written as a stream of chunks. */
 const STREAMED_INDEX_ENTRIES = 4096
 
 /**
- * Writes `index/turns.json` atomically.
+ * Writes `index/turns.json` (`path`, a child of the held directory `dir`) atomically.
  *
  * **Gotchas**: the index is published before the manifest so a crash between the two leaves a
  * stale `persisted_file_len` in the manifest, which forces a rescan on the next open.
  */
 export const writeTurnIndexWith = (
-  fs: SessionFsApi,
+  dir: DirectoryHandle,
   path: string,
   entries: ReadonlyArray<TurnEntry>
 ): Effect.Effect<void, StoreIoError> =>
   entries.length <= STREAMED_INDEX_ENTRIES
-    ? fs.writeAtomic(path, encodeTurnIndex(entries))
+    ? dir.writeAtomic(basename(path), encodeTurnIndex(entries))
     // A large index is streamed in chunks: no single string or buffer of all of it (bench P5).
-    : fs.writeAtomicStream(
-      path,
+    : dir.writeAtomicStream(
+      basename(path),
       Stream.map(Stream.fromIterable(encodeTurnIndexChunks(entries)), (text) => Buffer.from(text, "utf8"))
     )
 
