@@ -246,24 +246,20 @@ const makeAppendFile = (sys: Sys, path: string, fd: number): AppendFile => {
       },
       catch: toIoError(operation, path)
     })
+  // Untraced: these run at every durability barrier, where a span per call cost more than the
+  // Effect step itself (bench P2).
   return {
     path,
-    write: Effect.fn("SessionFs.AppendFile.write")((bytes: Uint8Array) =>
-      onFd("AppendFile.write", (d) => writeAll(sys, d, bytes))
-    ),
-    datasync: onFd("AppendFile.datasync", (d) => sys.fdatasync(d)).pipe(
-      Effect.withSpan("SessionFs.AppendFile.datasync")
-    ),
-    size: onFd("AppendFile.size", (d) => sys.fstat(d).size).pipe(Effect.withSpan("SessionFs.AppendFile.size")),
-    truncate: Effect.fn("SessionFs.AppendFile.truncate")((length: number) =>
-      onFd("AppendFile.truncate", (d) => sys.ftruncate(d, length))
-    ),
+    write: (bytes: Uint8Array) => onFd("AppendFile.write", (d) => writeAll(sys, d, bytes)),
+    datasync: onFd("AppendFile.datasync", (d) => sys.fdatasync(d)),
+    size: onFd("AppendFile.size", (d) => sys.fstat(d).size),
+    truncate: (length: number) => onFd("AppendFile.truncate", (d) => sys.ftruncate(d, length)),
     close: Effect.sync(() => {
       if (open) {
         open = false
         Result.try(() => sys.close(fd))
       }
-    }).pipe(Effect.withSpan("SessionFs.AppendFile.close"))
+    })
   }
 }
 
@@ -504,16 +500,17 @@ const openDirectorySync = (sys: Sys, pid: number, path: string): DirectoryHandle
   }
   return {
     path,
+    // Untraced, one step: the barrier runs this twice per turn (bench P2).
     writeAtomic: (name, data) =>
-      Effect.suspend(() => {
-        const target = join(path, name)
-        const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data
-        return Effect.flatMap(Clock.currentTimeNanos, (nanos) =>
-          Effect.try({
-            try: () => writeAtomicIn(sys, pid, place(), checkedName(name), bytes, nanos),
-            catch: toIoError("writeAtomic", target)
-          }))
-      }),
+      Effect.clockWith((clock) =>
+        Effect.try({
+          try: () => {
+            const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data
+            writeAtomicIn(sys, pid, place(), checkedName(name), bytes, clock.currentTimeNanosUnsafe())
+          },
+          catch: (cause) => toIoError("writeAtomic", join(path, name))(cause)
+        })
+      ),
     writeAtomicStream: (name, chunks) =>
       Effect.suspend(() => {
         const fail = toIoError("writeAtomicStream", join(path, name))
