@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir as makeTempDir } from "@logbook/testkit"
-import { Effect } from "effect"
+import { Effect, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SessionFs } from "../src/SessionFs.ts"
@@ -31,6 +31,21 @@ describe("SessionFs.openDirectory", () => {
       assert.strictEqual(fs.readFileSync(path.join(dir, "a.json"), "utf8"), "second")
       assert.strictEqual(modeOf(path.join(dir, "a.json")), 0o600)
       assert.deepStrictEqual(fs.readdirSync(dir), ["a.json"])
+    }).pipe(Effect.provide(SessionFs.layerNode)))
+
+  it.effect("streams a child's content in chunks, and a failing source leaves the old content and no temp file", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir
+      const sfs = yield* SessionFs
+      const handle = yield* sfs.openDirectory(root)
+      const encode = (t: string) => new TextEncoder().encode(t)
+      yield* handle.writeAtomicStream("big.json", Stream.fromIterable(["{\"entries\":[", "1,2", "]}"].map(encode)))
+      const failing = Stream.concat(Stream.make(encode("partial")), Stream.fail("source broke"))
+      const error = yield* Effect.flip(handle.writeAtomicStream("big.json", failing))
+      yield* handle.close
+      assert.strictEqual(error, "source broke")
+      assert.strictEqual(fs.readFileSync(path.join(root, "big.json"), "utf8"), "{\"entries\":[1,2]}")
+      assert.deepStrictEqual(fs.readdirSync(root), ["big.json"])
     }).pipe(Effect.provide(SessionFs.layerNode)))
 
   it.effect("refuses a missing directory, a linked directory and names that are not plain", () =>
