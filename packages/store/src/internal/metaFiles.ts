@@ -17,8 +17,9 @@ import {
 } from "@logbook/domain"
 import { Effect, Option, Result, Stream } from "effect"
 import { Buffer } from "node:buffer"
+import { basename } from "node:path"
 import { crc32 } from "node:zlib"
-import type { SessionFsApi } from "../SessionFs.ts"
+import type { DirectoryHandle, SessionFsApi } from "../SessionFs.ts"
 import type { StoreIoError } from "../StoreError.ts"
 import { encodeTurnIndexSidecarChunks, SIDECAR_MIN_ENTRIES } from "../TurnIndexSidecar.ts"
 import { manifestCache } from "./manifestLru.ts"
@@ -46,24 +47,28 @@ export const loadTurnIndexWith = (fs: SessionFsApi, path: string) => loadText(fs
 export const loadMarkerWith = (fs: SessionFsApi, path: string) => loadText(fs, path, decodePendingCapRewriteText)
 
 /**
- * Writes `manifest.json` atomically.
+ * Writes `manifest.json` (`path`, a child of the held directory `dir`) atomically.
  *
  * **Gotchas**: call only after the events and the turn index it describes are durable.
  */
 export const writeManifestWith = (
-  fs: SessionFsApi,
+  dir: DirectoryHandle,
   path: string,
   manifest: Manifest
 ): Effect.Effect<void, StoreIoError> =>
   // The cache entry goes whatever the outcome: a failed write may still have replaced the file.
-  Effect.ensuring(fs.writeAtomic(path, encodeManifest(manifest)), Effect.sync(() => manifestCache.evict(path)))
+  Effect.ensuring(
+    dir.writeAtomic(basename(path), encodeManifest(manifest)),
+    Effect.sync(() => manifestCache.evict(path))
+  )
 
 /** Above this many entries the turn index is written as a stream of chunks, and gets a sidecar. */
 const STREAMED_INDEX_ENTRIES = SIDECAR_MIN_ENTRIES
 
 /**
- * Writes `index/turns.json` atomically; above {@link SIDECAR_MIN_ENTRIES} entries, then its
- * derived binary copy `index/turns.bin` (bound to the JSON bytes just written).
+ * Writes `index/turns.json` atomically through the held `index/` directory `dir`; above
+ * {@link SIDECAR_MIN_ENTRIES} entries, then its derived binary copy `index/turns.bin` (bound to
+ * the JSON bytes just written).
  *
  * **Gotchas**: the index is published before the manifest so a crash between the two leaves a
  * stale `persisted_file_len` in the manifest, which forces a rescan on the next open. A crash
@@ -71,12 +76,12 @@ const STREAMED_INDEX_ENTRIES = SIDECAR_MIN_ENTRIES
  * readers ignore. `fileLen` is the log length the index describes (the coming manifest's).
  */
 export const writeTurnIndexWith = (
-  fs: SessionFsApi,
+  dir: DirectoryHandle,
   paths: { readonly turns: string; readonly turnsSidecar: string },
   entries: ReadonlyArray<TurnEntry>,
   fileLen: number
 ): Effect.Effect<void, StoreIoError> => {
-  if (entries.length <= STREAMED_INDEX_ENTRIES) return fs.writeAtomic(paths.turns, encodeTurnIndex(entries))
+  if (entries.length <= STREAMED_INDEX_ENTRIES) return dir.writeAtomic(basename(paths.turns), encodeTurnIndex(entries))
   return Effect.suspend(() => {
     let jsonBytes = 0
     let jsonCrc = 0
@@ -89,12 +94,13 @@ export const writeTurnIndexWith = (
       jsonCrc = crc32(bytes, jsonCrc)
       return bytes
     })
-    return Effect.andThen(fs.writeAtomicStream(paths.turns, chunks), () => {
+    return Effect.andThen(dir.writeAtomicStream(basename(paths.turns), chunks), () => {
       const sidecar = encodeTurnIndexSidecarChunks(entries, { jsonBytes, jsonCrc, fileLen })
-      // Not representable: remove any older sidecar (it would be ignored anyway, as stale).
+      // Not representable: an older sidecar stays, bound to the previous JSON bytes, so readers
+      // find it stale and ignore it.
       return sidecar === undefined
-        ? Effect.asVoid(fs.removeFile(paths.turnsSidecar))
-        : fs.writeAtomicStream(paths.turnsSidecar, Stream.fromIterable(sidecar, { chunkSize: 1 }))
+        ? Effect.void
+        : dir.writeAtomicStream(basename(paths.turnsSidecar), Stream.fromIterable(sidecar, { chunkSize: 1 }))
     })
   })
 }

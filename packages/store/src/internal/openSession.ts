@@ -82,7 +82,7 @@ const rescanInto = (
       now: options.now
     })
     scanAdopted(state, manifest, scan)
-    yield* persistMeta(state, fs)
+    yield* persistMeta(state)
   })
 
 /**
@@ -158,6 +158,11 @@ export const openSessionState = (
     yield* fs.ensurePrivateDir(paths.dir)
     yield* fs.ensurePrivateDir(paths.derivedDir)
     yield* fs.ensurePrivateDir(paths.indexDir)
+    // Held for the state's lifetime: the barrier's atomic writes never walk the path again.
+    const dir = yield* fs.openDirectory(paths.dir)
+    yield* Effect.addFinalizer(() => dir.close)
+    const indexDir = yield* fs.openDirectory(paths.indexDir)
+    yield* Effect.addFinalizer(() => indexDir.close)
     const marker = yield* loadMarkerWith(fs, paths.marker)
     // An unparseable marker reads as none but must still be removed, or it lingers forever.
     const markerPresent = Option.isSome(marker) || Option.isSome(yield* fs.lstat(paths.marker))
@@ -185,6 +190,8 @@ export const openSessionState = (
       semaphore: yield* Semaphore.make(1),
       lock,
       file,
+      dir,
+      indexDir,
       sessionId: req.sessionId,
       now
     })
@@ -194,7 +201,7 @@ export const openSessionState = (
     // them with `persisted_file_len = file_len` would pass the next open's fast-path checks.
     let initialised = false
     yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => initialised ? persistMeta(state, fs) : Effect.void).pipe(
+      Effect.suspend(() => initialised ? persistMeta(state) : Effect.void).pipe(
         Effect.catch((error) => Effect.logWarning(`final flush of ${paths.events} failed: ${error.message}`)),
         Effect.andThen(Effect.suspend(() => state.file === undefined ? Effect.void : state.file.close))
       )
