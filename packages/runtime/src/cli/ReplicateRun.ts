@@ -9,6 +9,7 @@ import {
   FleetError,
   isRetryableReplicationError,
   layerFleetClient,
+  makeReplicationMemo,
   migrateFleet,
   replicateStore,
   replicationRetrySchedule,
@@ -106,7 +107,7 @@ export const runReplicate = Effect.fn("cli.replicate.run")(function*(input: Repl
     maxBatchLines: input.batchLines,
     onProgress,
     onConflict: (c) => say(`logbook: ${c.message}`),
-    fileSignatures: new Map()
+    memo: makeReplicationMemo()
   }
   const retried = <A, E, R>(effect: Effect.Effect<A, E, R>, times: number | undefined) =>
     effect.pipe(
