@@ -199,6 +199,15 @@ describe("FleetSearch", () => {
         assert.strictEqual(again.inserted, 0)
       }))
 
+    it.effect("a replicator told not to index search writes no search documents", () =>
+      Effect.gen(function*() {
+        const { root } = yield* freshRoot
+        yield* syntheticLog(root)
+        const report = yield* replicateStore(root, { originHost: "runner-1", searchDocuments: false })
+        assert.deepStrictEqual(report.sessions.map((r) => r.session), ["synthetic-log"])
+        assert.deepStrictEqual(yield* tableCounts, { facts: 0, turn_docs: 0, search_sources: 0 })
+      }))
+
     it.effect("random corpora full of ties rank the same as locally after random edits and removals", () =>
       Effect.gen(function*() {
         const { root } = yield* freshRoot
