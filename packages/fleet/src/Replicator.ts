@@ -74,14 +74,29 @@ export interface ReplicateOptions {
   readonly onProgress?: ((progress: ReplicationProgress) => Effect.Effect<void>) | undefined
   /** Called when a session stops on a conflict. */
   readonly onConflict?: ((conflict: ReplicationConflict) => Effect.Effect<void>) | undefined
+  /**
+   * Keep each replicated session's search documents current (`syncSearchDocuments`) after its
+   * lines and files (default true; docs/fleet.md#search).
+   */
+  readonly searchDocuments?: boolean | undefined
   /** Replicate only this session (its id or directory name). */
   readonly session?: string | undefined
   /**
-   * Remembers, across passes, the size and mtime of files already mirrored so an unchanged file is
-   * not read again (the watch loop passes one; a single pass needs none).
+   * What earlier passes saw (the watch loop passes one; a single pass needs none): a session
+   * whose files all have the size and mtime they had is skipped without a query, and an unchanged
+   * file is not read again.
    */
-  readonly fileSignatures?: Map<string, string> | undefined
+  readonly memo?: ReplicationMemo | undefined
 }
+
+/** What passes remember between them: file signatures, and each session's signature and cursor. */
+export interface ReplicationMemo {
+  readonly files: Map<string, string>
+  readonly sessions: Map<string, { readonly signature: string; readonly result: SessionReplication }>
+}
+
+/** An empty {@link ReplicationMemo}. */
+export const makeReplicationMemo = (): ReplicationMemo => ({ files: new Map(), sessions: new Map() })
 
 /** The outcome of replicating one session. */
 export interface SessionReplication {
@@ -403,7 +418,11 @@ const replicateBatch = (
   })
 
 /** The regular files of a session directory other than its log, as slash-separated relative paths. */
-const listSessionFiles = (fs: SessionFsApi, dir: string): Effect.Effect<Array<string>, StoreIoError> =>
+const listSessionFiles = (
+  fs: SessionFsApi,
+  dir: string,
+  withLog: boolean
+): Effect.Effect<Array<string>, StoreIoError> =>
   Effect.gen(function*() {
     const found: Array<string> = []
     const walk = (relative: string): Effect.Effect<void, StoreIoError> =>
@@ -413,7 +432,7 @@ const listSessionFiles = (fs: SessionFsApi, dir: string): Effect.Effect<Array<st
           const child = relative.length === 0 ? name : `${relative}/${name}`
           // Temporaries of atomic writes start with a dot; unsafe names are never carried.
           if (name.startsWith(".") || entryPathProblem(child) !== undefined) continue
-          if (child === "events.jsonl") continue
+          if (child === "events.jsonl" && !withLog) continue
           const info = yield* fs.lstat(NodePath.join(dir, child))
           if (Option.isNone(info)) continue
           if (info.value.type === "Directory") yield* walk(child)
@@ -422,6 +441,17 @@ const listSessionFiles = (fs: SessionFsApi, dir: string): Effect.Effect<Array<st
       })
     yield* walk("")
     return found.sort(comparePathBytes)
+  })
+
+/** The size and mtime of every file of a session directory, log included: unchanged means nothing to replicate. */
+const directorySignature = (fs: SessionFsApi, dir: string) =>
+  Effect.gen(function*() {
+    const files = yield* listSessionFiles(fs, dir, true)
+    const infos = yield* fs.lstatMany(files.map((f) => NodePath.join(dir, f)))
+    return files.map((f, i) => {
+      const info = infos[i]
+      return info === undefined ? `${f}:-` : `${f}:${info.size}:${info.mtimeMs}`
+    }).join("\n")
   })
 
 /** Mirrors the session's other files into `files`: changed ones replaced, vanished ones removed. */
@@ -433,7 +463,7 @@ const syncFiles = (
   signatures: Map<string, string> | undefined
 ) =>
   Effect.gen(function*() {
-    const local = yield* listSessionFiles(fs, paths.dir)
+    const local = yield* listSessionFiles(fs, paths.dir, false)
     const storedRows = yield* sql<{ readonly path: string; readonly sha256: string }>`
       select path, sha256 from files where session_id = ${session}`
     const stored = new Map(storedRows.map((r) => [r.path, r.sha256] as const))
@@ -483,6 +513,20 @@ export const replicateSession = Effect.fn("Replicator.replicateSession")(
     const sql = yield* SqlClient.SqlClient
     const fs = yield* SessionFs
     const paths = pathsForDir(sessionsDir, dirName)
+    const memo = options.memo
+    const signature = memo === undefined ? "" : yield* directorySignature(fs, paths.dir)
+    const remembered = memo?.sessions.get(dirName)
+    if (remembered !== undefined && remembered.signature === signature) {
+      return {
+        ...remembered.result,
+        inserted: 0,
+        skipped: 0,
+        bytes: 0,
+        epochsStarted: 0,
+        filesWritten: 0,
+        filesRemoved: 0
+      }
+    }
     let epoch = 0
     let offset = 0
     let inserted = 0
@@ -513,17 +557,21 @@ export const replicateSession = Effect.fn("Replicator.replicateSession")(
       }
     }
     if (conflict !== undefined && options.onConflict !== undefined) yield* options.onConflict(conflict)
+    // A session that moved while it was replicated is looked at again by the next pass.
+    const settled = memo === undefined ? "" : yield* directorySignature(fs, paths.dir)
     const cursor = yield* readCursor(sql, dirName)
     if (Option.isSome(cursor)) {
       epoch = cursor.value.epoch
       offset = cursor.value.offset
     }
     const files = conflict === undefined && Option.isSome(cursor)
-      ? yield* syncFiles(sql, fs, paths, dirName, options.fileSignatures)
+      ? yield* syncFiles(sql, fs, paths, dirName, memo?.files)
       : { written: 0, removed: 0 }
     // Search documents follow the memory view and the log (nothing is written when unchanged).
-    if (conflict === undefined && Option.isSome(cursor)) yield* syncSearchDocuments(sessionsDir, dirName)
-    return {
+    if (conflict === undefined && Option.isSome(cursor) && options.searchDocuments !== false) {
+      yield* syncSearchDocuments(sessionsDir, dirName)
+    }
+    const result: SessionReplication = {
       session: dirName,
       epoch,
       offset,
@@ -534,7 +582,12 @@ export const replicateSession = Effect.fn("Replicator.replicateSession")(
       filesWritten: files.written,
       filesRemoved: files.removed,
       conflict
-    } satisfies SessionReplication
+    }
+    if (memo !== undefined) {
+      if (settled === signature && Option.isSome(cursor)) memo.sessions.set(dirName, { signature, result })
+      else memo.sessions.delete(dirName)
+    }
+    return result
   }
 )
 
@@ -606,8 +659,8 @@ export class Replicator extends Context.Service<Replicator, {
       Effect.gen(function*() {
         const context = yield* Effect.context<SqlClient.SqlClient | SessionFs>()
         const last = yield* Ref.make(Option.none<ReplicationReport>())
-        const signatures = options.fileSignatures ?? new Map<string, string>()
-        const runOnce = replicateStore(options.sessionsDir, { ...options, fileSignatures: signatures }).pipe(
+        const memo = options.memo ?? makeReplicationMemo()
+        const runOnce = replicateStore(options.sessionsDir, { ...options, memo }).pipe(
           Effect.tap((report) => Ref.set(last, Option.some(report))),
           Effect.provideContext(context)
         )

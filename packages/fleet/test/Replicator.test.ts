@@ -212,5 +212,33 @@ describe("Replicator", () => {
         assert.strictEqual(report.sessions[0]?.filesRemoved, 1)
         assert.notInclude((yield* listed()).map((r) => r.path), "derived/note.json")
       }))
+
+    it.effect("batches are bounded by bytes, and a line longer than a batch is taken whole", () =>
+      Effect.gen(function*() {
+        const { root } = yield* sessionsRoot("repl-batches")
+        yield* Effect.scoped(Effect.gen(function*() {
+          const log = yield* openLog(root, "batches")
+          yield* appendTurns(log, 10)
+          yield* log.append(ev.msg("z".repeat(5000)))
+          yield* log.flush
+        }))
+        const events = pathsOf(root, "batches").events
+        const size = fs.statSync(events).size
+        const batches: Array<number> = []
+        yield* replicateStore(root, {
+          ...options,
+          maxBatchBytes: 512,
+          onProgress: (p) => Effect.sync(() => batches.push(p.offset))
+        })
+        // Every batch but the long line's ends within 512 bytes of where it started.
+        let previous = 0
+        for (const end of batches.slice(0, -1)) {
+          assert.isAtMost(end - previous, 512)
+          previous = end
+        }
+        assert.isAbove(batches.length, Math.floor((size - 5100) / 512))
+        assert.strictEqual(batches.at(-1), size)
+        assert.deepStrictEqual(yield* fleetLines("batches", 0), localLines(events))
+      }))
   })
 })

@@ -9,13 +9,14 @@ import {
   FleetError,
   isRetryableReplicationError,
   layerFleetClient,
+  makeReplicationMemo,
   migrateFleet,
   replicateStore,
   replicationRetrySchedule,
   resolveFleetTarget,
   toFleetError
 } from "@logbook/fleet"
-import { Clock, Duration, Effect, Option, Schedule, Stdio } from "effect"
+import { Clock, Duration, Effect, Option, Stdio } from "effect"
 import * as NodeOs from "node:os"
 import { formatBytes, note, printJson, printLines } from "./Output.ts"
 import { ReplicationConflicts } from "./Replicate.ts"
@@ -106,7 +107,7 @@ export const runReplicate = Effect.fn("cli.replicate.run")(function*(input: Repl
     maxBatchLines: input.batchLines,
     onProgress,
     onConflict: (c) => say(`logbook: ${c.message}`),
-    fileSignatures: new Map()
+    memo: makeReplicationMemo()
   }
   const retried = <A, E, R>(effect: Effect.Effect<A, E, R>, times: number | undefined) =>
     effect.pipe(
@@ -146,16 +147,16 @@ export const runReplicate = Effect.fn("cli.replicate.run")(function*(input: Repl
     return
   }
   yield* note(`replicate: watching ${input.sessionsDir} → ${target.display} (Ctrl-C to stop)`)
-  const watchPass = Effect.gen(function*() {
-    const report = yield* retried(pass(target, input.sessionsDir, options), undefined)
-    if (report.inserted > 0) {
-      yield* note(`replicate: ${report.inserted} new line(s) from ${report.sessions.length} session(s)`).pipe(
-        Effect.ignore
-      )
-    }
-  })
-  yield* watchPass.pipe(
-    Effect.repeat(Schedule.spaced(WATCH_INTERVAL)),
-    Effect.mapError(asFleetError(target))
-  )
+  // One client for the whole watch; a lost connection rebuilds it (after backoff) and goes on.
+  const watchLoop = Effect.gen(function*() {
+    yield* migrateFleet
+    return yield* Effect.forever(Effect.gen(function*() {
+      const report = yield* replicateStore(input.sessionsDir, options)
+      if (report.inserted > 0) {
+        yield* say(`replicate: ${report.inserted} new line(s) from ${report.sessions.length} session(s)`)
+      }
+      yield* Effect.sleep(WATCH_INTERVAL)
+    }))
+  }).pipe(Effect.provide(layerFleetClient(target, { maxConnections: 1 })))
+  return yield* retried(watchLoop, undefined).pipe(Effect.mapError(asFleetError(target)))
 })

@@ -40,7 +40,8 @@ const COMMANDS: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly n
   { path: ["pack", "keygen"], needles: ["Ed25519"] },
   { path: ["migrate"], needles: ["--dry-run", "--remove-legacy"] },
   { path: ["explain"], needles: ["--scope", "--details", "--diagram", "--width", "--json", "--html", "--open"] },
-  { path: ["evidence"], needles: ["<offset>", "<digest>", "--page-offset", "--limit"] }
+  { path: ["evidence"], needles: ["<offset>", "<digest>", "--page-offset", "--limit"] },
+  { path: ["replicate"], needles: ["--to", "LOGBOOK_DATABASE_URL", "--watch", "--session", "--batch-lines", "exit 5"] }
 ]
 
 const helpOf = (path: ReadonlyArray<string>) =>

@@ -9,6 +9,7 @@ import { fleetTestTarget, nodeLayer, openLog, resetFleetDatabase, sessionsRoot, 
 import { Effect, Redacted, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
+import { assertBuilt, eventually, runInBackground } from "../cli/harness.ts"
 import { logbook } from "../cli/inProcess.ts"
 
 /** Runs `effect` on a client that is closed afterwards (the embedded server admits one connection at a time). */
@@ -98,5 +99,29 @@ describe("logbook replicate", () => {
       assert.strictEqual(r.exitCode, 5, r.stderr)
       assert.include(r.stderr, "replication conflict in session gamma")
       assert.notInclude(r.stderr, "s3cret-pw")
+    }), { timeout: 120_000 })
+
+  it.live("--watch keeps replicating new lines until interrupted", () =>
+    Effect.gen(function*() {
+      assertBuilt()
+      yield* withFleet(resetFleetDatabase)
+      const { base, root } = yield* sessionsRoot("cli-replicate-watch")
+      yield* seed(root, "delta", 2)
+      const url = yield* urlWithPassword
+      const watch = yield* runInBackground(["--sessions-dir", root, "replicate", "--watch"], {
+        cwd: base,
+        env: { LOGBOOK_DATABASE_URL: url }
+      })
+      const newLines = () => (watch.stderr().match(/new line\(s\)/g) ?? []).length
+      yield* eventually("the first pass", () => newLines() >= 1)
+      yield* seed(root, "delta", 3)
+      yield* eventually("the appended lines", () => newLines() >= 2)
+      const stopped = yield* watch.stop("SIGINT")
+      assert.notInclude(stopped.stderr, "s3cret-pw")
+      const count = yield* withFleet(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly n: bigint | number }>`select count(*) as n from events where session_id = 'delta'`
+      }))
+      assert.strictEqual(Number(count[0]?.n), 15)
     }), { timeout: 120_000 })
 })
