@@ -20,6 +20,7 @@ import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
 import { runP5 } from "./p5-rss.ts"
+import { runP5w } from "./p5w-cli.ts"
 import { runP6 } from "./p6-search.ts"
 import { runP7 } from "./p7-pack.ts"
 import { runP8 } from "./p8-cli.ts"
@@ -48,6 +49,7 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P10", runP10],
   ["P1b", runP1b],
   ["P8", runP8],
+  ["P5w", runP5w],
   ["P11", runP11]
 ]
 

@@ -18,6 +18,7 @@
  * that into `InvalidEvent`, and {@link encodeEventForDisplay} writes the nearest value.
  */
 import { Result, Schema } from "effect"
+import { lazy } from "./internal/lazy.ts"
 import type { MatrixAttempt, MatrixCommandEvidence, MatrixTaskState } from "./MatrixSnapshot.ts"
 import type { MatrixResources, MatrixTaskSpec } from "./MatrixSpec.ts"
 import type { ExecutionContext, MatrixUpdatedEvent, ThreadEvent, TokenBreakdown, Usage } from "./ThreadEvent.ts"
@@ -390,7 +391,7 @@ const eventObject = (event: ThreadEvent): object => {
  */
 export const encodeEvent = (event: ThreadEvent): string => JSON.stringify(eventObject(event))
 
-const encodeBySchema = Schema.encodeUnknownResult(ThreadEventSchema)
+const encodeBySchema = lazy(() => Schema.encodeUnknownResult(ThreadEventSchema))
 
 /**
  * {@link encodeEvent} for showing an event that was read from a log: when a count is beyond
@@ -402,7 +403,7 @@ const encodeBySchema = Schema.encodeUnknownResult(ThreadEventSchema)
 export const encodeEventForDisplay = (event: ThreadEvent): string => {
   const exact = Result.try(() => encodeEvent(event))
   if (Result.isSuccess(exact)) return exact.success
-  const encoded = encodeBySchema(event)
+  const encoded = encodeBySchema()(event)
   return JSON.stringify(Result.isSuccess(encoded) ? encoded.success : event)
 }
 

@@ -22,6 +22,7 @@ import {
   stringsOmittedWhenEmpty,
   tolerantLiteral
 } from "./internal/goalWire.ts"
+import { lazy } from "./internal/lazy.ts"
 import { formatRfc3339 } from "./Rfc3339.ts"
 
 /** Identical gap fingerprints in a row that count as a classifier stall. */
@@ -656,7 +657,7 @@ export const goalTrackerFromSnapshot = (
 }
 
 const snapshotJson = Schema.fromJsonString(GoalOrchestration)
-const encodeSnapshotJson = Schema.encodeSync(snapshotJson)
+const encodeSnapshotJson = lazy(() => Schema.encodeSync(snapshotJson))
 const decodeSnapshotJson = Schema.decodeUnknownResult(Schema.fromJsonString(GoalSnapshot))
 
 /**
@@ -665,7 +666,7 @@ const decodeSnapshotJson = Schema.decodeUnknownResult(Schema.fromJsonString(Goal
  * **Gotchas**: throws a `SchemaError` only for a hand-built record that violates the
  * schema (reducer output always encodes).
  */
-export const encodeGoalSnapshot = (goal: GoalOrchestration): string => encodeSnapshotJson(goal)
+export const encodeGoalSnapshot = (goal: GoalOrchestration): string => encodeSnapshotJson()(goal)
 
 /** Parses snapshot text with the tolerant wire rules; feed the result to `goalTrackerFromSnapshot`. */
 export const decodeGoalSnapshotText = (text: string): Result.Result<GoalSnapshot, Schema.SchemaError> =>

@@ -6,6 +6,7 @@
  */
 import { Schema } from "effect"
 import { nullWhenAbsent } from "./internal/eventFields.ts"
+import { lazy } from "./internal/lazy.ts"
 import { MatrixSpec } from "./MatrixSpec.ts"
 
 /** Hard limit on concurrently active attempts, whatever the host configures. */
@@ -146,7 +147,7 @@ export const MatrixAssignment = Schema.Struct({
 /** Type of {@link MatrixAssignment}. */
 export type MatrixAssignment = typeof MatrixAssignment.Type
 
-const encodeSnapshot = Schema.encodeSync(MatrixSnapshot)
+const encodeSnapshot = lazy(() => Schema.encodeSync(MatrixSnapshot))
 
 /**
  * Canonical compact JSON of a snapshot: keys in declaration order, `generation` written as
@@ -156,7 +157,7 @@ const encodeSnapshot = Schema.encodeSync(MatrixSnapshot)
  * **Gotchas** A hand-built value that violates the Schema (say a fractional revision) throws;
  * snapshots from decoding or from `Matrix` operations never do.
  */
-export const encodeMatrixSnapshotJson = (snapshot: MatrixSnapshot): string => JSON.stringify(encodeSnapshot(snapshot))
+export const encodeMatrixSnapshotJson = (snapshot: MatrixSnapshot): string => JSON.stringify(encodeSnapshot()(snapshot))
 
 /**
  * The snapshot's fields as a JSON object body without braces (`"spec":…,"revision":7`), for

@@ -8,6 +8,7 @@
 import { Result, Schema, SchemaIssue } from "effect"
 import { acceptFact, factCandidates } from "./EvictionSummary.ts"
 import { isJsonObject, parseJsonText } from "./internal/jsonText.ts"
+import { lazy } from "./internal/lazy.ts"
 import { formatRfc3339 } from "./Rfc3339.ts"
 import type { ThreadEvent } from "./ThreadEvent.ts"
 
@@ -61,19 +62,19 @@ export const SessionMemoryView = Schema.Struct({
 export type SessionMemoryView = typeof SessionMemoryView.Type
 
 const decodeViewJson = Schema.decodeUnknownResult(Schema.fromJsonString(SessionMemoryView))
-const encodeView = Schema.encodeSync(SessionMemoryView)
+const encodeView = lazy(() => Schema.encodeSync(SessionMemoryView))
 
 /** Decodes a whole view (what `logbook memory write` accepts); a failure says which field is wrong. */
 export const decodeMemoryViewText = (text: string): Result.Result<SessionMemoryView, Schema.SchemaError> =>
   decodeViewJson(text)
 
 /** The canonical bytes of a view: pretty JSON in the envelope's key order, with a final newline. */
-export const encodeMemoryView = (view: SessionMemoryView): string => `${JSON.stringify(encodeView(view), null, 2)}\n`
+export const encodeMemoryView = (view: SessionMemoryView): string => `${JSON.stringify(encodeView()(view), null, 2)}\n`
 
 const VOLATILE_KEYS = new Set(["generated_at", "history_artifact_path", "created_at", "updated_at"])
 
 const contentOf = (view: SessionMemoryView): string =>
-  JSON.stringify(encodeView(view), (key, value: unknown) => (VOLATILE_KEYS.has(key) ? undefined : value))
+  JSON.stringify(encodeView()(view), (key, value: unknown) => (VOLATILE_KEYS.has(key) ? undefined : value))
 
 /** Two views are content-equivalent when every field except `generated_at`, `history_artifact_path`, `created_at`, `updated_at` is equal. */
 export const isContentEquivalent = (a: SessionMemoryView, b: SessionMemoryView): boolean =>

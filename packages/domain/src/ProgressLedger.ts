@@ -5,6 +5,7 @@
  */
 import { Effect, Schema } from "effect"
 import type { Result } from "effect"
+import { lazy } from "./internal/lazy.ts"
 
 /** Status of one milestone (wire: snake_case). */
 export const MilestoneStatus = Schema.Literals(["pending", "in_progress", "done", "blocked"])
@@ -172,14 +173,14 @@ export const progressToMarkdown = (ledger: ProgressLedger): string => {
 }
 
 const ledgerJson = Schema.fromJsonString(ProgressLedger)
-const encodeLedgerJson = Schema.encodeSync(ledgerJson)
+const encodeLedgerJson = lazy(() => Schema.encodeSync(ledgerJson))
 const decodeLedgerJson = Schema.decodeUnknownResult(ledgerJson)
 
 /**
  * The canonical `progress.json` bytes: compact JSON, keys in declaration order.
  * **Gotchas**: throws a `SchemaError` only for a hand-built ledger with a non-finite confidence.
  */
-export const encodeProgress = (ledger: ProgressLedger): string => encodeLedgerJson(ledger)
+export const encodeProgress = (ledger: ProgressLedger): string => encodeLedgerJson()(ledger)
 
 /** Parses `progress.json` text; a failure is the reference's `Json` error case. */
 export const decodeProgressText = (text: string): Result.Result<ProgressLedger, Schema.SchemaError> =>

@@ -18,10 +18,10 @@ import {
   termFrequencies,
   tokenize
 } from "@logbook/domain"
-import type { MemorySearchResult, SearchScope } from "@logbook/projections"
-import { historySnippet, searchSourceOf, sessionSearchDocuments } from "@logbook/projections"
+import type { MemorySearchResult, SearchScope, SearchSource } from "@logbook/projections"
+import { historySnippet, searchSourceOf, sessionHistoryDocuments, sessionSearchDocuments } from "@logbook/projections"
 import type { SessionFs, StoreIoError } from "@logbook/store"
-import { Clock, Effect, Stream } from "effect"
+import { Clock, Data, Effect, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 
@@ -162,6 +162,63 @@ const removeScope = (sql: SqlClient.SqlClient, table: ScopeTable, session: strin
     return gone.length > 0
   })
 
+// A turn whose events are not contiguous in the log: the streamed rebuild gives way to the
+// collected one, which merges the turn's runs as local search does.
+class SplitTurn extends Data.TaggedError("SplitTurn")<{ readonly turn: number }> {}
+
+/**
+ * Replaces a session's documents of one scope in one transaction: the source row is upserted
+ * first (which locks it, so concurrent syncs of one session take turns), the old documents are
+ * deleted, `insert` writes the new ones, and the source row gets their count and total length.
+ */
+const replaceScope = <E, R>(
+  sql: SqlClient.SqlClient,
+  table: ScopeTable,
+  session: string,
+  source: SearchSource,
+  insert: Effect.Effect<{ readonly count: number; readonly total: number }, E, R>
+) =>
+  sql.withTransaction(Effect.gen(function*() {
+    yield* sql`
+      insert into search_sources (session_id, scope, path, signature, doc_count, total_length)
+      values (${session}, ${table.scope}, ${source.path}, ${source.signature}, 0, 0)
+      on conflict (session_id, scope) do update set
+        path = excluded.path, signature = excluded.signature, synced_at = now()`
+    yield* sql`delete from ${sql(table.table)} where session_id = ${session}`
+    const { count, total } = yield* insert
+    yield* sql`
+      update search_sources set doc_count = ${count}, total_length = ${total}
+      where session_id = ${session} and scope = ${table.scope}`
+    return count
+  }))
+
+const sumOf = (rows: ReadonlyArray<DocRow>) => ({
+  count: rows.length,
+  total: rows.reduce((n, row) => n + row.doc_length, 0)
+})
+
+// History rows streamed from the log in batches: memory holds one turn and one batch.
+const streamedHistory = (sql: SqlClient.SqlClient, sessionsDir: string, session: string) =>
+  Effect.suspend(() => {
+    const seen = new Set<number>()
+    return sessionHistoryDocuments(sessionsDir, session).pipe(
+      Stream.mapEffect((doc) =>
+        seen.has(doc.chunk)
+          ? Effect.fail(new SplitTurn({ turn: doc.chunk }))
+          : Effect.sync(() => {
+            seen.add(doc.chunk)
+            return rowOf(session, doc)
+          })
+      ),
+      Stream.grouped(INSERT_BATCH),
+      Stream.runFoldEffect(() => ({ count: 0, total: 0 }), (acc, rows) =>
+        Effect.as(insertRows(sql, TABLES.history, rows), {
+          count: acc.count + sumOf(rows).count,
+          total: acc.total + sumOf(rows).total
+        }))
+    )
+  })
+
 const syncScope = (
   sessionsDir: string,
   session: string,
@@ -180,25 +237,19 @@ const syncScope = (
     if (!force && source !== undefined && stored[0]?.signature === source.signature) {
       return { outcome: "unchanged" as const, documents: 0 }
     }
+    if (source !== undefined && table.scope === "history") {
+      // Streamed; a log that cannot be read, or a split turn, falls through to the collected path.
+      const streamed = yield* replaceScope(sql, table, session, source, streamedHistory(sql, sessionsDir, session))
+        .pipe(Effect.catch((e) => e._tag === "SqlError" ? Effect.fail(e) : Effect.succeed(undefined)))
+      if (streamed !== undefined) return { outcome: "replaced" as const, documents: streamed }
+    }
     const docs = source === undefined ? undefined : yield* sessionSearchDocuments(sessionsDir, session, table.scope)
     if (source === undefined || docs === undefined) {
       const removed = yield* sql.withTransaction(removeScope(sql, table, session))
       return { outcome: removed ? "removed" as const : "absent" as const, documents: 0 }
     }
     const rows = docs.map((doc) => rowOf(session, doc))
-    let totalLength = 0
-    for (const row of rows) totalLength += row.doc_length
-    yield* sql.withTransaction(Effect.gen(function*() {
-      // Upserting the source row first locks it: concurrent syncs of one session take turns.
-      yield* sql`
-        insert into search_sources (session_id, scope, path, signature, doc_count, total_length)
-        values (${session}, ${table.scope}, ${source.path}, ${source.signature}, ${rows.length}, ${totalLength})
-        on conflict (session_id, scope) do update set
-          path = excluded.path, signature = excluded.signature, doc_count = excluded.doc_count,
-          total_length = excluded.total_length, synced_at = now()`
-      yield* sql`delete from ${sql(table.table)} where session_id = ${session}`
-      yield* insertRows(sql, table, rows)
-    }))
+    yield* replaceScope(sql, table, session, source, Effect.as(insertRows(sql, table, rows), sumOf(rows)))
     return { outcome: "replaced" as const, documents: rows.length }
   })
 

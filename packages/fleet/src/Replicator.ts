@@ -77,6 +77,11 @@ export interface ReplicateOptions {
   readonly onProgress?: ((progress: ReplicationProgress) => Effect.Effect<void>) | undefined
   /** Called when a session stops on a conflict. */
   readonly onConflict?: ((conflict: ReplicationConflict) => Effect.Effect<void>) | undefined
+  /**
+   * Keep each replicated session's search documents current (`syncSearchDocuments`) after its
+   * lines and files (default true; docs/fleet.md#search).
+   */
+  readonly searchDocuments?: boolean | undefined
   /** Replicate only this session (its id or directory name). */
   readonly session?: string | undefined
   /**
@@ -573,7 +578,9 @@ export const replicateSession = Effect.fn("Replicator.replicateSession")(
       ? yield* syncFiles(sql, fs, paths, dirName, memo?.files)
       : { written: 0, removed: 0 }
     // Search documents follow the memory view and the log (nothing is written when unchanged).
-    if (conflict === undefined && Option.isSome(cursor)) yield* syncSearchDocuments(sessionsDir, dirName)
+    if (conflict === undefined && Option.isSome(cursor) && options.searchDocuments !== false) {
+      yield* syncSearchDocuments(sessionsDir, dirName)
+    }
     const result: SessionReplication = {
       session: dirName,
       epoch,

@@ -199,6 +199,15 @@ describe("FleetSearch", () => {
         assert.strictEqual(again.inserted, 0)
       }))
 
+    it.effect("a replicator told not to index search writes no search documents", () =>
+      Effect.gen(function*() {
+        const { root } = yield* freshRoot
+        yield* syntheticLog(root)
+        const report = yield* replicateStore(root, { originHost: "runner-1", searchDocuments: false })
+        assert.deepStrictEqual(report.sessions.map((r) => r.session), ["synthetic-log"])
+        assert.deepStrictEqual(yield* tableCounts, { facts: 0, turn_docs: 0, search_sources: 0 })
+      }))
+
     it.effect("random corpora full of ties rank the same as locally after random edits and removals", () =>
       Effect.gen(function*() {
         const { root } = yield* freshRoot
@@ -257,6 +266,32 @@ describe("FleetSearch", () => {
           ])
         })
     )
+
+    it.effect("a log with more turns than one insert batch is streamed in batches and ranks as locally", () =>
+      Effect.gen(function*() {
+        const { root } = yield* freshRoot
+        const prng = mulberry32(7)
+        const words = ["deploy", "rollback", "cache", "miss", "retry", "timeout", "green", "red"]
+        yield* Effect.scoped(Effect.gen(function*() {
+          const log = yield* openLog(root, "long-log")
+          const events = [ev.threadStarted()]
+          for (let turn = 0; turn < 620; turn++) {
+            events.push(ev.turnStarted(`2026-11-${String(1 + (turn % 28)).padStart(2, "0")}T10:00:00.000+00:00`))
+            events.push(ev.msg(Array.from({ length: prng.int(1, 9) }, () => prng.pick(words)).join(" ")))
+            events.push(turn % 7 === 0 ? ev.failed(`${prng.pick(words)} failed`) : ev.completed())
+          }
+          yield* log.appendAll(events)
+          yield* log.flush
+        }))
+        const report = yield* syncSearchDocuments(root, "long-log")
+        assert.strictEqual(report.history, "replaced")
+        assert.strictEqual(report.documents, 620)
+        for (const query of ["deploy", "cache miss", "timeout failed red", "green green"]) {
+          const expected = yield* local(root, query, "history", 25)
+          assert.lengthOf(expected, 25)
+          assertSameResults(yield* fleet(query, "history", 25), expected, query)
+        }
+      }))
 
     it.effect("a second sync writes nothing and a forced one rewrites the same documents", () =>
       Effect.gen(function*() {

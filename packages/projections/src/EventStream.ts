@@ -6,7 +6,7 @@
  * inspector's `checkLine`, so what counts as an event here is what the scan counts.
  */
 import type { ThreadEvent, TurnEntry } from "@logbook/domain"
-import { locateTurn } from "@logbook/domain"
+import { locateTurnIn } from "@logbook/domain"
 import type { RawLine, StoreIoError } from "@logbook/store"
 import { makeLineSplitter, SessionFs, TurnEvicted, TurnNotFound } from "@logbook/store"
 import type { Duration } from "effect"
@@ -187,8 +187,8 @@ export interface TurnRecords {
 export const readTurn = Effect.fn("EventStream.readTurn")(
   function*(sessionsDir: string, sessionId: string, turn: number, options: Omit<InspectOptions, "forceScan"> = {}) {
     const inspection = yield* inspectSession(sessionsDir, sessionId, options)
-    const located = locateTurn(
-      inspection.effectiveEntries,
+    const located = locateTurnIn(
+      inspection.effectiveTable,
       inspection.effectiveManifest.retained_turn_base ?? 1,
       turn
     )

@@ -21,18 +21,22 @@ import type {
   PendingCapRewrite,
   RescanInput,
   TurnEntry,
+  TurnTable,
   VersionedThreadEvent
 } from "@logbook/domain"
 import {
   classifyAndDecodeLine,
-  classifyLine,
   decodeLineText,
   decodeManifestText,
   decodePendingCapRewriteText,
   decodeTurnIndexText,
   emptyLogScan,
+  entriesOf,
   formatRfc3339,
+  isManifestTrusted,
   isStoredMetadataTrusted,
+  isTableConsistent,
+  isTableValid,
   matchingMarker,
   provisionalTurnBase,
   rebaseLogScan,
@@ -41,11 +45,12 @@ import {
   rescanTurnBase,
   scanEntries,
   scanLine,
-  sessionDirName
+  sessionDirName,
+  turnTableOf
 } from "@logbook/domain"
 import type { SessionPaths } from "@logbook/store"
 import type { RawLine } from "@logbook/store"
-import { isSessionLive, SessionFs, splitLines, StoreIoError } from "@logbook/store"
+import { isSessionLive, loadTurnIndexSidecar, SessionFs, splitLines, StoreIoError } from "@logbook/store"
 import { Clock, Effect, Option, Result, Schema, Stream } from "effect"
 import { findSession } from "./SessionLookup.ts"
 
@@ -230,8 +235,9 @@ const scanEvents = <E, R>(
         Stream.runForEachArray((batch) =>
           Effect.sync(() => {
             for (const line of batch) {
-              const cls = classifyLine(line.bytes)
-              noteProblems(problems, line.offset, line.bytes, checkClassified(line.bytes, cls))
+              // One parse per line: the classifier's JSON value also gives the full decoding.
+              const { cls, decoded } = classifyAndDecodeLine(line.bytes)
+              noteProblems(problems, line.offset, line.bytes, checkClassified(line.bytes, cls, decoded))
               // The next open terminates an unterminated last line first, so its span gains that byte.
               const end = line.offset + line.bytes.length + (line.bytes[line.bytes.length - 1] === 10 ? 0 : 1)
               scan = scanLine(scan, cls, { start: line.offset, end }, now)
@@ -282,8 +288,17 @@ export interface InspectedSession {
   readonly fresh: boolean
   /** The manifest an `open` would arrive at (stored when fresh, rebuilt otherwise). */
   readonly effectiveManifest: Manifest
-  /** The turn index an `open` would arrive at (retained entries; an open turn last). */
+  /**
+   * The turn index an `open` would arrive at (retained entries; an open turn last).
+   *
+   * **Gotchas**: one object per turn, built on first access when the index came from the binary
+   * sidecar; readers that need a few entries use {@link InspectedSession.effectiveTable}.
+   */
   readonly effectiveEntries: ReadonlyArray<TurnEntry>
+  /** The same index column by column (a view of the sidecar or of the entries; no copy). */
+  readonly effectiveTable: TurnTable
+  /** The stored `index/turns.json` column by column, when it is present (from its sidecar when that is current). */
+  readonly indexTable: TurnTable | undefined
   /** The rescan, when one ran (stale metadata or `forceScan`). */
   readonly scan: SessionScan | undefined
 }
@@ -314,6 +329,11 @@ export interface SessionSource<E, R> {
   readonly index: Stored<ReadonlyArray<TurnEntry>>
   readonly marker: Stored<PendingCapRewrite>
   readonly lines: Stream.Stream<RawLine, E, R>
+  /**
+   * The stored index column by column from a current binary sidecar, when the source has one
+   * (then `index` is its lazily materialised view and is trusted as `open`'s fast path would).
+   */
+  readonly sidecarTable?: TurnTable | undefined
 }
 
 /**
@@ -336,27 +356,84 @@ interface Loaded<E, R> {
   readonly source: SessionSource<E, R>
   /** What a rescan by the next open would start from (its length includes the torn-tail repair). */
   readonly rescan: RescanInput
+  /** The stored index column by column, when present. */
+  readonly indexTable: TurnTable | undefined
   /** The stored metadata, when it passes `open`'s fast-path checks. */
-  readonly freshView: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> } | undefined
+  readonly freshView: View | undefined
 }
+/** A manifest and the turn index that goes with it. */
+interface View {
+  readonly manifest: Manifest
+  readonly table: TurnTable
+  /** The entries the table views, when they exist as objects already. */
+  readonly entries?: ReadonlyArray<TurnEntry> | undefined
+}
+
+/** `Present` whose value is materialised from `table` on first access, once. */
+const presentFromTable = (table: TurnTable): Stored<ReadonlyArray<TurnEntry>> => {
+  let entries: ReadonlyArray<TurnEntry> | undefined
+  return {
+    _tag: "Present",
+    get value() {
+      entries ??= entriesOf(table)
+      return entries
+    }
+  }
+}
+
+/**
+ * The stored index from its binary sidecar, when the manifest passes the fast-path checks and
+ * the sidecar is the exact copy of `turns.json` and valid and consistent for this log; else
+ * undefined (the caller decodes `turns.json`). Decodes no JSON.
+ */
+const sidecarIndex = (
+  paths: SessionPaths,
+  manifest: Manifest | undefined,
+  marker: PendingCapRewrite | undefined,
+  openLen: number
+) =>
+  Effect.gen(function*() {
+    if (manifest === undefined || !isManifestTrusted(manifest, marker, openLen)) return undefined
+    const fs = yield* SessionFs
+    // A sidecar that cannot be read is merely not used: turns.json is read (and reported) instead.
+    const table = yield* Effect.orElseSucceed(
+      loadTurnIndexSidecar(fs, paths.turnsSidecar, paths.turns, openLen),
+      () => undefined
+    )
+    return table !== undefined && isTableValid(table, openLen) && isTableConsistent(table, manifest)
+      ? table
+      : undefined
+  })
 
 const prepare = <E, R>(source: SessionSource<E, R>): Loaded<E, R> => {
   const openLen = repairedLength(source.fileLen, source.endsWithNewline)
   const storedManifest = presentOrUndefined(source.manifest)
-  const storedEntries = presentOrUndefined(source.index)
   const storedMarker = presentOrUndefined(source.marker)
-  const freshView = storedManifest !== undefined && storedEntries !== undefined &&
-      isStoredMetadataTrusted(storedManifest, storedEntries, storedMarker, openLen)
-    ? { manifest: storedManifest, entries: storedEntries }
+  const fromSidecar = source.sidecarTable
+  const storedEntries = fromSidecar !== undefined ? undefined : presentOrUndefined(source.index)
+  const indexTable = fromSidecar ?? (storedEntries === undefined ? undefined : turnTableOf(storedEntries))
+  const freshView: View | undefined = storedManifest !== undefined && fromSidecar !== undefined
+    ? { manifest: storedManifest, table: fromSidecar }
+    : storedManifest !== undefined && storedEntries !== undefined &&
+        isStoredMetadataTrusted(storedManifest, storedEntries, storedMarker, openLen)
+    ? { manifest: storedManifest, table: turnTableOf(storedEntries), entries: storedEntries }
+    : undefined
+  // The sidecar is only used when the manifest is trusted, where the turn base comes from the
+  // manifest unless it lacks `retained_turn_base` (the only case that needs the entries).
+  const rescanEntries = fromSidecar === undefined
+    ? storedEntries
+    : storedManifest?.retained_turn_base === undefined
+    ? entriesOf(fromSidecar)
     : undefined
   return {
     source,
     rescan: {
       manifest: storedManifest,
-      entries: storedEntries,
+      entries: rescanEntries,
       marker: matchingMarker(storedMarker, openLen),
       fileLen: openLen
     },
+    indexTable,
     freshView
   }
 }
@@ -367,7 +444,6 @@ const load = (sessionsDir: string, sessionId: string) =>
     const paths = yield* findSession(sessionsDir, sessionId)
     const live = yield* isSessionLive(paths.dir)
     const manifest = yield* readStored(paths.manifest, decodeManifestText)
-    const index = yield* readStored(paths.turns, decodeTurnIndexText)
     const marker = yield* readStored(paths.marker, decodePendingCapRewriteText)
     const eventsInfo = yield* fs.lstat(paths.events)
     if (Option.isSome(eventsInfo) && eventsInfo.value.type !== "File") {
@@ -380,18 +456,25 @@ const load = (sessionsDir: string, sessionId: string) =>
     }
     const fileLen = Option.isSome(eventsInfo) ? eventsInfo.value.size : 0
     const lastByte = fileLen > 0 ? yield* fs.readRange(paths.events, fileLen - 1, fileLen) : undefined
+    const endsWithNewline = lastByte === undefined || lastByte[0] === 10
+    const openLen = repairedLength(fileLen, endsWithNewline)
+    const sidecarTable = yield* sidecarIndex(paths, presentOrUndefined(manifest), presentOrUndefined(marker), openLen)
+    const index = sidecarTable !== undefined
+      ? presentFromTable(sidecarTable)
+      : yield* readStored(paths.turns, decodeTurnIndexText)
     const source: SessionSource<StoreIoError, never> = {
       sessionId,
       name: sessionDirName(sessionId),
       live,
       eventsPresent: Option.isSome(eventsInfo),
       fileLen,
-      endsWithNewline: lastByte === undefined || lastByte[0] === 10,
+      endsWithNewline,
       mtime: Option.isSome(eventsInfo) ? formatRfc3339(Math.trunc(eventsInfo.value.mtimeMs)) : "",
       manifest,
       index,
       marker,
-      lines: fileLen > 0 ? fs.stream(paths.events, { start: 0, end: fileLen }).pipe(splitLines(0)) : Stream.empty
+      lines: fileLen > 0 ? fs.stream(paths.events, { start: 0, end: fileLen }).pipe(splitLines(0)) : Stream.empty,
+      sidecarTable
     }
     return { paths, loaded: prepare(source) }
   })
@@ -410,38 +493,53 @@ const rebuiltView = <E, R>(loaded: Loaded<E, R>, scan: SessionScan) => {
     turnBase: scan.turnBase,
     now: loaded.source.mtime
   })
-  return { manifest, entries: scan.entries }
+  return { manifest, table: turnTableOf(scan.entries), entries: scan.entries } satisfies View
 }
 
-/** The inspection of a loaded session, given the view it arrives at. */
-const assemble = <E, R>(
+/**
+ * The inspection of a loaded session, given the view it arrives at, with `extra` fields (a
+ * directory's paths). **Gotchas**: built field by field, never spread, so `effectiveEntries`
+ * stays lazy.
+ */
+const assemble = <E, R, X extends object>(
   loaded: Loaded<E, R>,
-  view: { readonly manifest: Manifest; readonly entries: ReadonlyArray<TurnEntry> },
-  scan: SessionScan | undefined
-): InspectedSession => ({
-  name: loaded.source.name,
-  eventsPresent: loaded.source.eventsPresent,
-  fileLen: loaded.source.fileLen,
-  manifest: loaded.source.manifest,
-  index: loaded.source.index,
-  marker: loaded.source.marker,
-  live: loaded.source.live,
-  fresh: loaded.freshView !== undefined,
-  effectiveManifest: view.manifest,
-  effectiveEntries: view.entries,
-  scan
-})
+  view: View,
+  scan: SessionScan | undefined,
+  extra: X
+): InspectedSession & X => {
+  let entries = view.entries
+  return {
+    ...extra,
+    name: loaded.source.name,
+    eventsPresent: loaded.source.eventsPresent,
+    fileLen: loaded.source.fileLen,
+    manifest: loaded.source.manifest,
+    index: loaded.source.index,
+    marker: loaded.source.marker,
+    live: loaded.source.live,
+    fresh: loaded.freshView !== undefined,
+    effectiveManifest: view.manifest,
+    get effectiveEntries() {
+      entries ??= entriesOf(view.table)
+      return entries
+    },
+    effectiveTable: view.table,
+    indexTable: loaded.indexTable,
+    scan
+  }
+}
 
 /** {@link inspectSource} on a prepared source. */
-const inspectLoaded = <E, R>(
+const inspectLoaded = <E, R, X extends object>(
   loaded: Loaded<E, R>,
-  options: InspectOptions
-): Effect.Effect<InspectedSession, E, R> =>
+  options: InspectOptions,
+  extra: X
+): Effect.Effect<InspectedSession & X, E, R> =>
   loaded.freshView !== undefined && options.forceScan !== true
-    ? Effect.succeed(assemble(loaded, loaded.freshView, undefined))
+    ? Effect.succeed(assemble(loaded, loaded.freshView, undefined, extra))
     : Effect.map(
       scanLoaded(loaded, options.onProgress),
-      (scan) => assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan)
+      (scan) => assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan, extra)
     )
 
 /**
@@ -451,7 +549,7 @@ const inspectLoaded = <E, R>(
 export const inspectSource = <E, R>(
   source: SessionSource<E, R>,
   options: InspectOptions = {}
-): Effect.Effect<InspectedSession, E, R> => inspectLoaded(prepare(source), options)
+): Effect.Effect<InspectedSession, E, R> => inspectLoaded(prepare(source), options, {})
 
 /**
  * Inspects an existing session read-only: loads the metadata with no-follow reads, probes the
@@ -465,8 +563,8 @@ export const inspectSource = <E, R>(
 export const inspectSession = Effect.fn("Inspection.inspectSession")(
   function*(sessionsDir: string, sessionId: string, options: InspectOptions = {}) {
     const { loaded, paths } = yield* load(sessionsDir, sessionId)
-    const inspected = yield* inspectLoaded(loaded, options)
-    return { ...inspected, paths } satisfies SessionInspection
+    const inspection: SessionInspection = yield* inspectLoaded(loaded, options, { paths })
+    return inspection
   }
 )
 
@@ -479,10 +577,9 @@ export const inspectWithScan = Effect.fn("Inspection.inspectWithScan")(
   function*(sessionsDir: string, sessionId: string, options: Omit<InspectOptions, "forceScan"> = {}) {
     const { loaded, paths } = yield* load(sessionsDir, sessionId)
     const scan = yield* scanLoaded(loaded, options.onProgress)
-    const inspection: SessionInspection = {
-      ...assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan),
+    const inspection: SessionInspection = assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan, {
       paths
-    }
+    })
     return { inspection, scan }
   }
 )

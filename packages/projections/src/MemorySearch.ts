@@ -155,41 +155,66 @@ const turnTextIn = (path: string, start: number, end: number) =>
     Effect.map((parts) => parts.join("\n"))
   )
 
-const historyDocs = (root: string, name: string) =>
-  Effect.gen(function*() {
-    const { events } = yield* turnedEvents(root, name)
-    const turns = yield* Stream.runFold(events, () =>
-      new Map<number, { offset: number; ts: string; parts: Array<string> }>(), (acc, e) => {
-      if (e.turn === undefined) {
-        return acc
-      }
-      let doc = acc.get(e.turn.turn_number)
-      if (doc === undefined) {
-        acc.set(e.turn.turn_number, doc = { offset: e.turn.start_offset, ts: e.turn.ts, parts: [] })
-      }
-      for (const part of historyText(e.event)) {
-        if (part.length > 0) {
-          doc.parts.push(part)
-        }
-      }
-      return acc
-    })
-    const docs: Array<IndexDoc> = []
-    for (
-      const [turn, doc] of [...turns].sort((a, b) =>
-        a[0] - b[0]
+// The events of one turn as they stream by: a turn's events are contiguous in the log.
+interface TurnRun {
+  readonly turn: number
+  readonly offset: number
+  readonly ts: string
+  readonly parts: Array<string>
+}
+
+const runDoc = (run: TurnRun): IndexDoc => {
+  const text = run.parts.join("\n")
+  return {
+    chunk: run.turn,
+    offset: run.offset,
+    createdAt: parseRfc3339(run.ts)?.seconds ?? null,
+    text,
+    snippet: snippetOf(text)
+  }
+}
+
+const historyDocStream = (root: string, name: string) =>
+  Stream.unwrap(Effect.map(turnedEvents(root, name), ({ events }) =>
+    events.pipe(
+      Stream.mapAccum(
+        () => undefined as TurnRun | undefined,
+        (run, e): readonly [TurnRun | undefined, ReadonlyArray<IndexDoc>] => {
+          if (e.turn === undefined) return [run, []]
+          const parts = historyText(e.event).filter((part) => part.length > 0)
+          if (run !== undefined && run.turn === e.turn.turn_number) {
+            for (const part of parts) run.parts.push(part)
+            return [run, []]
+          }
+          const next = { turn: e.turn.turn_number, offset: e.turn.start_offset, ts: e.turn.ts, parts }
+          return [next, run === undefined ? [] : [runDoc(run)]]
+        },
+        { onHalt: (run) => run === undefined ? [] : [runDoc(run)] }
       )
-    ) {
-      const text = doc.parts.join("\n")
-      docs.push({
-        chunk: turn,
-        offset: doc.offset,
-        createdAt: parseRfc3339(doc.ts)?.seconds ?? null,
-        text,
-        snippet: snippetOf(text)
-      })
+    )))
+
+/**
+ * The history documents of one session as a stream, in log order, one per turn (one per run of
+ * the turn's events, should a turn's events ever not be contiguous): what local search indexes
+ * for the session, without holding its whole history in memory. `sessionSearchDocuments` is
+ * this stream collected, with runs of one turn merged and turns in number order.
+ */
+export const sessionHistoryDocuments = (sessionsDir: string, name: string) =>
+  historyDocStream(NodePath.resolve(sessionsDir), name)
+
+const historyDocs = (root: string, name: string) =>
+  Effect.map(Stream.runCollect(historyDocStream(root, name)), (runs) => {
+    const turns = new Map<number, IndexDoc>()
+    for (const doc of runs) {
+      const seen = turns.get(doc.chunk)
+      if (seen === undefined) {
+        turns.set(doc.chunk, doc)
+        continue
+      }
+      const text = [seen.text, doc.text].filter((t) => t.length > 0).join("\n")
+      turns.set(doc.chunk, { ...seen, text, snippet: snippetOf(text) })
     }
-    return docs
+    return [...turns.values()].sort((a, b) => a.chunk - b.chunk)
   })
 
 /** The documents of one session, or `undefined` when it has nothing readable to index. */

@@ -4,8 +4,8 @@
  * plus every damaged line with its byte offset. The rescan is the inspector's, so `verify`
  * judges a directory exactly as the next `EventLog.open` would.
  */
-import type { TurnEntry } from "@logbook/domain"
-import { isIndexConsistent, isIndexValid } from "@logbook/domain"
+import type { TurnEntry, TurnTable } from "@logbook/domain"
+import { entryAt, isTableConsistent, isTableValid, turnTableOf } from "@logbook/domain"
 import { Effect } from "effect"
 import type { InspectOptions, SessionInspection, SessionScan } from "./Inspection.ts"
 import { inspectWithScan } from "./Inspection.ts"
@@ -39,9 +39,11 @@ export interface VerifyReport {
   readonly findings: ReadonlyArray<Finding>
 }
 
-const sameSpan = (a: TurnEntry, b: TurnEntry): boolean =>
-  a.turn_number === b.turn_number && a.start_offset === b.start_offset && a.end_offset === b.end_offset &&
-  a.event_count === b.event_count
+const sameSpan = (a: TurnTable, b: TurnTable, i: number): boolean =>
+  a.turnAt(i) === b.turnAt(i) && a.startAt(i) === b.startAt(i) && a.endAt(i) === b.endAt(i) &&
+  a.eventCountAt(i) === b.eventCountAt(i)
+
+const entryOrUndefined = (t: TurnTable, i: number): TurnEntry | undefined => i < t.length ? entryAt(t, i) : undefined
 
 const describeEntry = (e: TurnEntry | undefined): string =>
   e === undefined
@@ -107,32 +109,33 @@ export const compareWithScan = (inspection: SessionInspection, scan: SessionScan
   }
   if (idx._tag === "Invalid") add("index-invalid", `index/turns.json is invalid (${idx.reason})`)
   if (idx._tag === "Present") {
-    const entries = idx.value
-    if (!isIndexValid(entries, scan.fileLen)) {
+    // Column by column: the stored index of a large session is read from its sidecar, not as objects.
+    const entries = inspection.indexTable ?? turnTableOf(idx.value)
+    const scanned = turnTableOf(scan.entries)
+    if (!isTableValid(entries, scan.fileLen)) {
       add(
         "index-out-of-bounds",
         `index/turns.json has entries that overlap, are empty or end past the log's ${scan.fileLen} bytes`
       )
     }
-    if (m._tag === "Present" && !isIndexConsistent(entries, m.value)) {
+    if (m._tag === "Present" && !isTableConsistent(entries, m.value)) {
       add(
         "index-inconsistent",
-        `index/turns.json turn numbers (${entries[0]?.turn_number ?? "none"}..${
-          entries.at(-1)?.turn_number ?? "none"
+        `index/turns.json turn numbers (${entries.length > 0 ? entries.turnAt(0) : "none"}..${
+          entries.length > 0 ? entries.turnAt(entries.length - 1) : "none"
         }) do not match the manifest (retained_turn_base ${
           m.value.retained_turn_base ?? 1
         }, turn_count ${m.value.turn_count}, in_turn ${m.value.in_turn ?? "absent"})`
       )
     }
-    const count = Math.max(entries.length, scan.entries.length)
+    const count = Math.max(entries.length, scanned.length)
     for (let i = 0; i < count; i++) {
-      const a = entries[i]
-      const b = scan.entries[i]
-      if (a === undefined || b === undefined || !sameSpan(a, b)) {
+      if (i >= entries.length || i >= scanned.length || !sameSpan(entries, scanned, i)) {
         add(
           "index-mismatch",
-          `index/turns.json entry ${i + 1} is ${describeEntry(a)} but the log gives ${describeEntry(b)} ` +
-            `(stored ${entries.length} entries, log ${scan.entries.length})`
+          `index/turns.json entry ${i + 1} is ${describeEntry(entryOrUndefined(entries, i))} but the log gives ${
+            describeEntry(entryOrUndefined(scanned, i))
+          } (stored ${entries.length} entries, log ${scanned.length})`
         )
         break
       }

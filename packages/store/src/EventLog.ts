@@ -183,7 +183,7 @@ const makeSessionLog = (
     const boundary = appendRecorded(s, line.success, kind, nowMs, ts)
     let io: Effect.Effect<void, AppendError> | undefined
     if (boundary && barrierAtTurnBoundary) {
-      io = persistMeta(s, fs)
+      io = persistMeta(s)
     } else if (s.buffer.length() >= MAX_WRITE_BUFFER_BYTES) {
       // Bytes only, no metadata: the manifest's stale persisted_file_len makes a crash rescan.
       io = flushBytes(s, false)
@@ -245,7 +245,7 @@ const makeSessionLog = (
     const done = i >= lines.length
     let io: Effect.Effect<void, AppendError> | undefined
     // The barrier runs before a cap rewrite (as after a single boundary append) and at the end.
-    if (boundary && (capped || done)) io = persistMeta(s, fs)
+    if (boundary && (capped || done)) io = persistMeta(s)
     else if (full) io = flushBytes(s, false)
     if (capped) {
       const cap = Effect.asVoid(enforceCap(fs, s, budgets, hook))
@@ -288,11 +288,11 @@ const makeSessionLog = (
     return decoded.success
   })
 
-  const flush = locked(Effect.uninterruptible(persistMeta(s, fs))).pipe(Effect.withSpan("EventLog.flush"))
+  const flush = locked(Effect.uninterruptible(persistMeta(s))).pipe(Effect.withSpan("EventLog.flush"))
 
   const complete = locked(Effect.gen(function*() {
     completionRecorded(s, yield* Clock.currentTimeMillis)
-    yield* Effect.uninterruptible(persistMeta(s, fs))
+    yield* Effect.uninterruptible(persistMeta(s))
   })).pipe(Effect.withSpan("EventLog.complete"))
 
   const reconstructTurn = Effect.fn("EventLog.reconstructTurn")(function*(turn: number) {
@@ -334,7 +334,7 @@ const makeSessionLog = (
       yield* s.semaphore.take(1)
       yield* Effect.addFinalizer(() => s.semaphore.release(1))
       yield* ensureIndex(fs, s)
-      yield* persistMeta(s, fs)
+      yield* persistMeta(s)
       return fs.stream(s.paths.events, { start: 0, end: s.nextOffset }).pipe(splitLines(0))
     })
   )
@@ -406,7 +406,7 @@ export const open = Effect.fn("EventLog.open")(function*(options: OpenOptions) {
     const tick = state.semaphore.withPermit(Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       if (state.bufferedSince !== undefined && now - state.bufferedSince >= millis) {
-        yield* persistMeta(state, fs)
+        yield* persistMeta(state)
       }
     })).pipe(
       Effect.catch((error) => Effect.logWarning(`autoFlush of ${paths.events} failed: ${error.message}`))

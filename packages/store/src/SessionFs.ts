@@ -33,6 +33,30 @@ export interface AppendFile {
   readonly close: Effect.Effect<void>
 }
 
+/**
+ * A directory opened once and kept (`O_DIRECTORY|O_NOFOLLOW`, ancestors validated by the walk when
+ * opened), for repeated atomic writes of its direct children — the session directory and its
+ * `index/` during a session's lifetime. Not scoped: the owner closes it. On Linux the writes name
+ * the children through `/proc/self/fd/<fd>/<name>`, which the kernel resolves to the held directory
+ * itself (as `openat` would), so no component is walked again and none can be swapped for a link,
+ * and the rename is made durable by an fsync of the held descriptor; elsewhere (no usable `/proc`)
+ * each write walks the path as `SessionFsApi.writeAtomic` does.
+ *
+ * **Gotchas**: a directory moved away after the open keeps receiving the writes (they never follow
+ * whatever now sits at the old path). Every operation after `close` fails `EBADF`.
+ */
+export interface DirectoryHandle {
+  readonly path: string
+  /** `SessionFsApi.writeAtomic` of the direct child `name` (a plain file name). */
+  readonly writeAtomic: (name: string, data: Uint8Array | string) => Effect.Effect<void, StoreIoError>
+  /** `SessionFsApi.writeAtomicStream` of the direct child `name` (a plain file name). */
+  readonly writeAtomicStream: <E>(
+    name: string,
+    chunks: Stream.Stream<Uint8Array, E>
+  ) => Effect.Effect<void, StoreIoError | E>
+  readonly close: Effect.Effect<void>
+}
+
 /** What `lstat` reports about a path, without following a final symlink. */
 export interface FileInfo {
   readonly type: "File" | "Directory" | "SymbolicLink" | "Other"
@@ -116,6 +140,12 @@ export interface SessionFsApi {
     path: string,
     chunks: Stream.Stream<Uint8Array, E>
   ) => Effect.Effect<void, StoreIoError | E>
+  /**
+   * Opens an existing directory and keeps it for atomic writes of its children (`DirectoryHandle`):
+   * ancestors validated as `readFileNoFollow` does, the directory itself opened without following a
+   * link. Missing → `ENOENT`; a link → `ELOOP`.
+   */
+  readonly openDirectory: (path: string) => Effect.Effect<DirectoryHandle, StoreIoError>
   /** `lstat`: `None` when missing. */
   readonly lstat: (path: string) => Effect.Effect<Option.Option<FileInfo>, StoreIoError>
   /**

@@ -23,6 +23,8 @@ export interface SessionPaths {
   readonly indexDir: string
   readonly turns: string
   readonly marker: string
+  /** `index/turns.bin`: the derived binary copy of `turns.json` (see `TurnIndexSidecar`). */
+  readonly turnsSidecar: string
   readonly derivedDir: string
 }
 
@@ -42,6 +44,7 @@ export const pathsForDir = (sessionsDir: string, dirName: string): SessionPaths 
     indexDir,
     turns: NodePath.join(indexDir, "turns.json"),
     marker: NodePath.join(indexDir, "pending-cap-rewrite.json"),
+    turnsSidecar: NodePath.join(indexDir, "turns.bin"),
     derivedDir
   }
 }

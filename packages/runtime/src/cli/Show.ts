@@ -4,7 +4,7 @@
  * never on disk.
  */
 import type { Manifest } from "@logbook/domain"
-import { turnEntryJson } from "@logbook/domain"
+import { entryAt, turnEntryJson } from "@logbook/domain"
 import type { InspectedSession, Stored } from "@logbook/projections"
 import { inspectSession } from "@logbook/projections"
 import type { DiskUsage } from "@logbook/store"
@@ -100,14 +100,20 @@ export const showText = (
   const i = view.inspection
   const m = i.effectiveManifest
   const range = turnRange(m)
-  const entries = i.effectiveEntries
   const turns = range.first === undefined
     ? range.evicted > 0 ? `${m.turn_count} closed, all evicted by the event cap` : "none closed yet"
     : `${m.turn_count} closed, retained ${range.first}-${range.last}` +
       (range.evicted > 0 ? ` (1-${range.evicted} evicted by the event cap)` : "")
-  const listed = entries.length <= LISTED_ENTRIES
-    ? entries
-    : [...entries.slice(0, LISTED_ENTRIES / 2), ...entries.slice(-LISTED_ENTRIES / 2)]
+  // Only the listed entries become objects: the index of a large session stays columnar.
+  const index = i.effectiveTable
+  const entries = { length: index.length }
+  const listedAt = index.length <= LISTED_ENTRIES
+    ? Array.from({ length: index.length }, (_, k) => k)
+    : [
+      ...Array.from({ length: LISTED_ENTRIES / 2 }, (_, k) => k),
+      ...Array.from({ length: LISTED_ENTRIES / 2 }, (_, k) => index.length - LISTED_ENTRIES / 2 + k)
+    ]
+  const listed = listedAt.map((k) => entryAt(index, k))
   const rows = table(
     ["TURN", "BYTES", "EVENTS", "STARTED"],
     listed.map((e) => [

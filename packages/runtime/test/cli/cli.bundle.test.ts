@@ -2,7 +2,8 @@
  * The bundled CLI (what `npm run build` writes to `dist/bundle/` and `logbook` runs while it is
  * fresh; bundled here afresh from the built `dist/bin.js` by the same script) behaves like the
  * compiled one: the same output and exit codes for reads, not-found and usage errors, and its
- * write path (session lock addon included) records a session that verifies.
+ * write path (session lock addon included) records a session that verifies. Its code cache lives
+ * in a private directory of the user's cache home; without a usable one it runs the same.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -32,11 +33,20 @@ const bundled: Effect.Effect<string, never, Scope.Scope> = Effect.acquireRelease
   (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
 ).pipe(Effect.map((dir) => path.join(dir, "bin.js")))
 
-/** Runs the bundle `entry` with `args` in `cwd`; its own path in the output reads as the compiled one's. */
-const runBundle = (entry: string, args: ReadonlyArray<string>, cwd: string): Effect.Effect<RunResult> =>
+/**
+ * Runs the bundle `entry` with `args` in `cwd` (and `extraEnv`); its own path in the output reads
+ * as the compiled one's.
+ */
+const runBundle = (
+  entry: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  extraEnv: Record<string, string> = {}
+): Effect.Effect<RunResult> =>
   Effect.callback<RunResult>((resume) => {
-    const env: NodeJS.ProcessEnv = { ...process.env }
+    const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv }
     delete env.LOGBOOK_SESSIONS_DIR
+    delete env.NODE_DISABLE_COMPILE_CACHE
     const child = spawn(process.execPath, [entry, ...args], { cwd, env, stdio: "pipe" })
     let stdout = ""
     let stderr = ""
@@ -85,4 +95,29 @@ describe("the bundled CLI", () => {
       const verify = yield* run(["verify", "written-by-bundle"], { cwd: ws })
       assert.strictEqual(verify.code, 0, verify.stdout + verify.stderr)
     }), { timeout: 120_000 })
+
+  it.effect(
+    "keeps a private code cache in XDG_CACHE_HOME and runs the same without a usable one",
+    () =>
+      Effect.gen(function*() {
+        const entry = yield* bundled
+        const ws = yield* workspace
+        const cacheHome = path.join(ws, "cache-home")
+        const first = yield* runBundle(entry, ["sessions"], ws, { XDG_CACHE_HOME: cacheHome })
+        assert.strictEqual(first.code, 0, first.stderr)
+        const dir = path.join(cacheHome, "logbook")
+        const caches = fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache"))
+        assert.strictEqual(caches.length, 1, fs.readdirSync(dir).join(", "))
+        assert.strictEqual(fs.statSync(dir).mode & 0o777, 0o700)
+        assert.strictEqual(fs.statSync(path.join(dir, caches[0] ?? "")).mode & 0o777, 0o600)
+        const cached = yield* runBundle(entry, ["sessions"], ws, { XDG_CACHE_HOME: cacheHome })
+        assert.deepStrictEqual(cached, first)
+        // A cache home that is a regular file cannot hold the cache directory.
+        const blocked = path.join(ws, "not-a-directory")
+        fs.writeFileSync(blocked, "")
+        const uncached = yield* runBundle(entry, ["sessions"], ws, { XDG_CACHE_HOME: blocked })
+        assert.deepStrictEqual(uncached, first)
+      }),
+    { timeout: 120_000 }
+  )
 })

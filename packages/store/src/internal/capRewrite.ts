@@ -252,7 +252,7 @@ const rewrite = (fs: SessionFsApi, s: SessionState, plan: EvictionPlan, hook: Su
       retainedTurnBase: plan.retainedTurnBase,
       newLen
     })
-    yield* persistMeta(s, fs)
+    yield* persistMeta(s)
     yield* clearMarkerWith(fs, paths.marker)
     yield* pruneSummaries(fs, paths.derivedDir)
   })

@@ -85,6 +85,18 @@ export const makeFaulty = (
     return undefined
   }
 
+  /**
+   * The real path of a file named through a held directory (`/proc/self/fd/<fd>/<name>`), so the
+   * crash model never keys a file by a descriptor number that a later directory may reuse.
+   * Uncounted: it is the model's bookkeeping, not a call of the code under test.
+   */
+  const canonical = (path: string): string => {
+    const held = /^(\/proc\/self\/fd\/\d+)(\/.*)?$/.exec(path)
+    if (held === null) return path
+    const dir = Result.try(() => inner.realpath(held[1] ?? ""))
+    return Result.isSuccess(dir) ? `${dir.success}${held[2] ?? ""}` : path
+  }
+
   const markSynced = (fd: number): void => {
     const path = state.writers.get(fd)
     if (path !== undefined) {
@@ -97,9 +109,10 @@ export const makeFaulty = (
       admit("open", path)
       const fd = inner.open(path, flags, mode)
       if (isWriteOpen(flags)) {
-        state.writers.set(fd, path)
-        if (!state.synced.has(path)) {
-          state.synced.set(path, inner.fstat(fd).size)
+        const real = canonical(path)
+        state.writers.set(fd, real)
+        if (!state.synced.has(real)) {
+          state.synced.set(real, inner.fstat(fd).size)
         }
       }
       return fd
@@ -169,9 +182,11 @@ export const makeFaulty = (
       admit("mkdir", path)
       inner.mkdir(path, mode)
     },
-    rename: (from, to) => {
-      admit("rename", from)
-      inner.rename(from, to)
+    rename: (fromPath, toPath) => {
+      admit("rename", fromPath)
+      const from = canonical(fromPath)
+      const to = canonical(toPath)
+      inner.rename(fromPath, toPath)
       const length = state.synced.get(from)
       state.synced.delete(from)
       if (length === undefined) {
@@ -188,7 +203,7 @@ export const makeFaulty = (
     unlink: (path) => {
       admit("unlink", path)
       inner.unlink(path)
-      state.synced.delete(path)
+      state.synced.delete(canonical(path))
     },
     rmdir: (path) => {
       admit("rmdir", path)

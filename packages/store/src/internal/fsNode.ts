@@ -12,7 +12,15 @@
 import { Clock, Effect, Option, Result, Stream } from "effect"
 import type { Stats } from "node:fs"
 import { basename, dirname, join } from "node:path"
-import type { AppendFile, FileInfo, LockProbe, LockResult, SessionFsApi, StreamOptions } from "../SessionFs.ts"
+import type {
+  AppendFile,
+  DirectoryHandle,
+  FileInfo,
+  LockProbe,
+  LockResult,
+  SessionFsApi,
+  StreamOptions
+} from "../SessionFs.ts"
 import type { StoreIoError } from "../StoreError.ts"
 import { errorCode, errorDetail, FsRefusal, ioRefusal, toCreateDirError, toIoError } from "./fsErrors.ts"
 import {
@@ -122,16 +130,33 @@ const guardTemp = (sys: Sys, temp: TempFile, step: () => void): void => {
 }
 
 /**
- * docs/format.md#permissions atomic private write, steps 1–3: ensure the parent, refuse a symlinked or non-regular
- * destination, create the exclusive `0600` temp sibling.
- *
- * **Gotchas**: the parent is walked (created `0700` when missing) but an existing parent's mode is
- * left alone — callers that own the directory force its mode with `ensurePrivateDir`.
+ * Where an atomic write happens: `dir` is the prefix that names the destination and its temp
+ * sibling in system calls, and `syncDir` makes a rename in it durable. Either a path walked before
+ * each write (`walkedDir`) or a held directory descriptor named `/proc/self/fd/<fd>` (`openDirectorySync`).
  */
-const prepareTemp = (sys: Sys, pid: number, path: string, nanos: bigint): TempFile => {
-  walkDir(sys, dirname(path), "ensure")
-  requireReplaceable(sys, path)
-  const temp = createTemp(sys, dirname(path), basename(path), pid, nanos)
+interface WriteDir {
+  readonly dir: string
+  readonly syncDir: () => void
+}
+
+/**
+ * Directory `dir` walked now (created `0700` when missing) and fsynced by path after the rename.
+ *
+ * **Gotchas**: an existing directory's mode is left alone — callers that own the directory force
+ * its mode with `ensurePrivateDir`.
+ */
+const walkedDir = (sys: Sys, dir: string): WriteDir => {
+  walkDir(sys, dir, "ensure")
+  return { dir, syncDir: () => fsyncDir(sys, dir) }
+}
+
+/**
+ * docs/format.md#permissions atomic private write, steps 1–3 in `place`: refuse a symlinked or
+ * non-regular destination, create the exclusive `0600` temp sibling.
+ */
+const prepareTempIn = (sys: Sys, pid: number, place: WriteDir, base: string, nanos: bigint): TempFile => {
+  requireReplaceable(sys, join(place.dir, base))
+  const temp = createTemp(sys, place.dir, base, pid, nanos)
   guardTemp(sys, temp, () => sys.fchmod(temp.fd, FILE_MODE))
   return temp
 }
@@ -144,25 +169,35 @@ const prepareTemp = (sys: Sys, pid: number, path: string, nanos: bigint): TempFi
  * **Gotchas**: the rename is durable only after the parent fsync; when that last step fails the
  * new content is visible but the write still fails, because its durability is unknown.
  */
-const commitTemp = (sys: Sys, temp: TempFile, path: string): void => {
+const commitTemp = (sys: Sys, temp: TempFile, place: WriteDir, base: string): void => {
   guardTemp(sys, temp, () => sys.fsync(temp.fd))
   const moved = Result.try(() => {
     // A close error can carry a deferred write error (NFS): it fails the write.
     sys.close(temp.fd)
-    sys.rename(temp.path, path)
+    sys.rename(temp.path, join(place.dir, base))
   })
   if (Result.isFailure(moved)) {
     Result.try(() => sys.unlink(temp.path))
     throw moved.failure
   }
-  fsyncDir(sys, dirname(path))
+  place.syncDir()
 }
 
-const writeAtomicSync = (sys: Sys, pid: number, path: string, bytes: Uint8Array, nanos: bigint): void => {
-  const temp = prepareTemp(sys, pid, path, nanos)
+const writeAtomicIn = (
+  sys: Sys,
+  pid: number,
+  place: WriteDir,
+  base: string,
+  bytes: Uint8Array,
+  nanos: bigint
+): void => {
+  const temp = prepareTempIn(sys, pid, place, base, nanos)
   guardTemp(sys, temp, () => writeAll(sys, temp.fd, bytes))
-  commitTemp(sys, temp, path)
+  commitTemp(sys, temp, place, base)
 }
+
+const writeAtomicSync = (sys: Sys, pid: number, path: string, bytes: Uint8Array, nanos: bigint): void =>
+  writeAtomicIn(sys, pid, walkedDir(sys, dirname(path)), basename(path), bytes, nanos)
 
 const readNoFollowSync = (sys: Sys, path: string): Option.Option<Uint8Array> => {
   if (!walkDir(sys, dirname(path), "validate")) {
@@ -211,24 +246,20 @@ const makeAppendFile = (sys: Sys, path: string, fd: number): AppendFile => {
       },
       catch: toIoError(operation, path)
     })
+  // Untraced: these run at every durability barrier, where a span per call cost more than the
+  // Effect step itself (bench P2).
   return {
     path,
-    write: Effect.fn("SessionFs.AppendFile.write")((bytes: Uint8Array) =>
-      onFd("AppendFile.write", (d) => writeAll(sys, d, bytes))
-    ),
-    datasync: onFd("AppendFile.datasync", (d) => sys.fdatasync(d)).pipe(
-      Effect.withSpan("SessionFs.AppendFile.datasync")
-    ),
-    size: onFd("AppendFile.size", (d) => sys.fstat(d).size).pipe(Effect.withSpan("SessionFs.AppendFile.size")),
-    truncate: Effect.fn("SessionFs.AppendFile.truncate")((length: number) =>
-      onFd("AppendFile.truncate", (d) => sys.ftruncate(d, length))
-    ),
+    write: (bytes: Uint8Array) => onFd("AppendFile.write", (d) => writeAll(sys, d, bytes)),
+    datasync: onFd("AppendFile.datasync", (d) => sys.fdatasync(d)),
+    size: onFd("AppendFile.size", (d) => sys.fstat(d).size),
+    truncate: (length: number) => onFd("AppendFile.truncate", (d) => sys.ftruncate(d, length)),
     close: Effect.sync(() => {
       if (open) {
         open = false
         Result.try(() => sys.close(fd))
       }
-    }).pipe(Effect.withSpan("SessionFs.AppendFile.close"))
+    })
   }
 }
 
@@ -384,6 +415,119 @@ const probeLockSync = (sys: Sys, path: string): LockProbe => {
   return Result.isSuccess(locked) && !locked.success ? "held" : "free"
 }
 
+/**
+ * `writeAtomic` with the content pulled from `chunks`, in the directory `place()` gives (called once,
+ * inside the step that creates the temp file). Uninterruptible except while pulling chunks, so the
+ * temp file is always either committed or removed; `onError` also runs on interruption of the pull.
+ */
+const atomicStream = <E>(
+  sys: Sys,
+  pid: number,
+  place: () => WriteDir,
+  base: string,
+  chunks: Stream.Stream<Uint8Array, E>,
+  fail: (cause: unknown) => StoreIoError
+): Effect.Effect<void, StoreIoError | E> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.gen(function*() {
+      const nanos = yield* Clock.currentTimeNanos
+      const [temp, dir] = yield* Effect.try({
+        try: () => {
+          const dir = place()
+          return [prepareTempIn(sys, pid, dir, base, nanos), dir] as const
+        },
+        catch: fail
+      })
+      yield* restore(
+        Stream.runForEach(chunks, (chunk) => Effect.try({ try: () => writeAll(sys, temp.fd, chunk), catch: fail }))
+      ).pipe(
+        Effect.onError(() =>
+          Effect.sync(() => {
+            Result.try(() => sys.close(temp.fd))
+            Result.try(() => sys.unlink(temp.path))
+          })
+        )
+      )
+      yield* Effect.try({ try: () => commitTemp(sys, temp, dir, base), catch: fail })
+    })
+  )
+
+/** A plain file name: no separator, not empty, not `.` or `..`. */
+const checkedName = (name: string): string => {
+  if (name.length === 0 || name === "." || name === ".." || /[\\/]/.test(name)) {
+    throw new FsRefusal("EINVAL", `not a plain file name: '${name}'`)
+  }
+  return name
+}
+
+/**
+ * The `/proc/self/fd/<fd>` name of a directory descriptor when the kernel resolves it to that very
+ * directory (Linux with `/proc` mounted): same device and inode through the link as through the
+ * descriptor. Undefined elsewhere, and when the probe fails for any reason.
+ */
+const procDirOf = (sys: Sys, fd: number): string | undefined => {
+  if (process.platform !== "linux") return undefined
+  const proc = `/proc/self/fd/${fd}`
+  const probed = Result.try(() => {
+    const held = sys.fstat(fd)
+    const through = sys.lstat(`${proc}/.`)
+    return through !== undefined && through.isDirectory() && through.dev === held.dev && through.ino === held.ino
+  })
+  return Result.isSuccess(probed) && probed.success ? proc : undefined
+}
+
+/**
+ * docs/format.md#permissions held directory: ancestors validated by the walk, the final component
+ * opened `O_DIRECTORY|O_NOFOLLOW` and kept. Its atomic writes name children through
+ * `/proc/self/fd/<fd>/` (the kernel resolves that to the held directory itself, like `openat`), so
+ * no component of the path is looked up again and none can be swapped for a link; the rename is
+ * made durable by an fsync of the held descriptor. Without a usable `/proc` every write walks the
+ * path first, as `writeAtomic` does.
+ */
+const openDirectorySync = (sys: Sys, pid: number, path: string): DirectoryHandle => {
+  if (!walkDir(sys, path, "validate")) {
+    throw new FsRefusal("ENOENT", "no such directory")
+  }
+  const fd = sys.open(path, Flags.readDirNoFollow, 0)
+  const proc = guardFd(sys, fd, (d) => procDirOf(sys, d))
+  let open = true
+  // A closed descriptor number may already belong to another directory: never name it again.
+  const place = (): WriteDir => {
+    if (!open) throw new FsRefusal("EBADF", "directory handle is closed")
+    return proc === undefined
+      ? walkedDir(sys, path)
+      : { dir: proc, syncDir: () => sys.fsync(fd) }
+  }
+  return {
+    path,
+    // Untraced, one step: the barrier runs this twice per turn (bench P2).
+    writeAtomic: (name, data) =>
+      Effect.clockWith((clock) =>
+        Effect.try({
+          try: () => {
+            const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data
+            writeAtomicIn(sys, pid, place(), checkedName(name), bytes, clock.currentTimeNanosUnsafe())
+          },
+          catch: (cause) => toIoError("writeAtomic", join(path, name))(cause)
+        })
+      ),
+    writeAtomicStream: (name, chunks) =>
+      Effect.suspend(() => {
+        const fail = toIoError("writeAtomicStream", join(path, name))
+        return Effect.flatMap(
+          Effect.try({ try: () => checkedName(name), catch: fail }),
+          (base) => atomicStream(sys, pid, place, base, chunks, fail)
+        )
+      }),
+    close: Effect.sync(() => {
+      if (open) {
+        open = false
+        Result.try(() => sys.close(fd))
+      }
+    })
+  }
+}
+
 /** Builds the `SessionFs` service over `sys`; `pid` names atomic-write temporaries. */
 export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
   const io = <A>(operation: string, path: string, run: () => A): Effect.Effect<A, StoreIoError> =>
@@ -446,31 +590,20 @@ export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
 
     writeAtomicStream: Effect.fn("SessionFs.writeAtomicStream")(
       function*<E>(path: string, chunks: Stream.Stream<Uint8Array, E>) {
-        const nanos = yield* Clock.currentTimeNanos
-        const fail = toIoError("writeAtomicStream", path)
         const absolute = yield* io("writeAtomicStream", path, () => checkedAbsolute(path))
-        // Uninterruptible except while pulling chunks, so the temp file is always either
-        // committed or removed; `onError` also runs on interruption of the pull.
-        yield* Effect.uninterruptibleMask((restore) =>
-          Effect.gen(function*() {
-            const temp = yield* Effect.try({ try: () => prepareTemp(sys, pid, absolute, nanos), catch: fail })
-            yield* restore(
-              Stream.runForEach(
-                chunks,
-                (chunk) => Effect.try({ try: () => writeAll(sys, temp.fd, chunk), catch: fail })
-              )
-            ).pipe(
-              Effect.onError(() =>
-                Effect.sync(() => {
-                  Result.try(() => sys.close(temp.fd))
-                  Result.try(() => sys.unlink(temp.path))
-                })
-              )
-            )
-            yield* Effect.try({ try: () => commitTemp(sys, temp, absolute), catch: fail })
-          })
+        yield* atomicStream(
+          sys,
+          pid,
+          () => walkedDir(sys, dirname(absolute)),
+          basename(absolute),
+          chunks,
+          toIoError("writeAtomicStream", path)
         )
       }
+    ),
+
+    openDirectory: Effect.fn("SessionFs.openDirectory")((path: string) =>
+      io("openDirectory", path, () => openDirectorySync(sys, pid, checkedAbsolute(path)))
     ),
 
     lstat: Effect.fn("SessionFs.lstat")((path: string) =>

@@ -8,9 +8,12 @@
 import type { RescanInput } from "@logbook/domain"
 import {
   emptyLogScan,
+  entriesOf,
   formatRfc3339,
   isManifestTrusted,
   isStoredMetadataTrusted,
+  isTableConsistent,
+  isTableValid,
   matchingMarker,
   provisionalTurnBase,
   rebaseLogScan,
@@ -24,6 +27,7 @@ import type { SessionFsApi } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
 import type { CreateDirError } from "../StoreError.ts"
 import { StoreIoError } from "../StoreError.ts"
+import { loadTurnIndexSidecar } from "../TurnIndexSidecar.ts"
 import { clearMarkerWith, loadManifestWith, loadMarkerWith, loadTurnIndexWith } from "./metaFiles.ts"
 import { scanLog } from "./scan.ts"
 import type { SessionState } from "./sessionState.ts"
@@ -78,7 +82,7 @@ const rescanInto = (
       now: options.now
     })
     scanAdopted(state, manifest, scan)
-    yield* persistMeta(state, fs)
+    yield* persistMeta(state)
   })
 
 /**
@@ -92,8 +96,13 @@ export const ensureIndex = (fs: SessionFsApi, state: SessionState): Effect.Effec
     const pending = state.pendingIndex
     if (pending === undefined) return Effect.void
     return Effect.gen(function*() {
-      const index = Option.getOrUndefined(yield* loadTurnIndexWith(fs, state.paths.turns))
       const m = pending.manifest
+      // A large index is read from its binary sidecar when that is the exact copy of turns.json.
+      const table = yield* loadTurnIndexSidecar(fs, state.paths.turnsSidecar, state.paths.turns, pending.fileLen)
+      if (table !== undefined && isTableValid(table, pending.fileLen) && isTableConsistent(table, m)) {
+        return indexAdopted(state, entriesOf(table))
+      }
+      const index = Option.getOrUndefined(yield* loadTurnIndexWith(fs, state.paths.turns))
       if (index !== undefined && isStoredMetadataTrusted(m, index, undefined, pending.fileLen)) {
         indexAdopted(state, index)
       } else {
@@ -149,6 +158,11 @@ export const openSessionState = (
     yield* fs.ensurePrivateDir(paths.dir)
     yield* fs.ensurePrivateDir(paths.derivedDir)
     yield* fs.ensurePrivateDir(paths.indexDir)
+    // Held for the state's lifetime: the barrier's atomic writes never walk the path again.
+    const dir = yield* fs.openDirectory(paths.dir)
+    yield* Effect.addFinalizer(() => dir.close)
+    const indexDir = yield* fs.openDirectory(paths.indexDir)
+    yield* Effect.addFinalizer(() => indexDir.close)
     const marker = yield* loadMarkerWith(fs, paths.marker)
     // An unparseable marker reads as none but must still be removed, or it lingers forever.
     const markerPresent = Option.isSome(marker) || Option.isSome(yield* fs.lstat(paths.marker))
@@ -176,6 +190,8 @@ export const openSessionState = (
       semaphore: yield* Semaphore.make(1),
       lock,
       file,
+      dir,
+      indexDir,
       sessionId: req.sessionId,
       now
     })
@@ -185,7 +201,7 @@ export const openSessionState = (
     // them with `persisted_file_len = file_len` would pass the next open's fast-path checks.
     let initialised = false
     yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => initialised ? persistMeta(state, fs) : Effect.void).pipe(
+      Effect.suspend(() => initialised ? persistMeta(state) : Effect.void).pipe(
         Effect.catch((error) => Effect.logWarning(`final flush of ${paths.events} failed: ${error.message}`)),
         Effect.andThen(Effect.suspend(() => state.file === undefined ? Effect.void : state.file.close))
       )

@@ -18,7 +18,7 @@ import {
 } from "@logbook/domain"
 import { Effect } from "effect"
 import type * as Semaphore from "effect/Semaphore"
-import type { AppendFile, LockResult, SessionFsApi } from "../SessionFs.ts"
+import type { AppendFile, DirectoryHandle, LockResult } from "../SessionFs.ts"
 import type { SessionPaths } from "../SessionPaths.ts"
 import { StoreIoError } from "../StoreError.ts"
 import { writeManifestWith, writeTurnIndexWith } from "./metaFiles.ts"
@@ -34,6 +34,10 @@ export interface SessionState {
   readonly semaphore: Semaphore.Semaphore
   readonly lock: LockResult
   file: AppendFile | undefined
+  /** The session directory, held open for the barrier's atomic writes while the state lives. */
+  readonly dir: DirectoryHandle
+  /** `index/`, held open likewise. */
+  readonly indexDir: DirectoryHandle
   /** The raw session id recorded in the manifest. */
   sessionId: string
   createdAt: string
@@ -76,6 +80,8 @@ export interface SessionStateInit {
   readonly semaphore: Semaphore.Semaphore
   readonly lock: LockResult
   readonly file: AppendFile
+  readonly dir: DirectoryHandle
+  readonly indexDir: DirectoryHandle
   readonly sessionId: string
   /** ISO time of the open: the timestamps of a brand-new session. */
   readonly now: string
@@ -87,6 +93,8 @@ export const makeSessionState = (init: SessionStateInit): SessionState => ({
   semaphore: init.semaphore,
   lock: init.lock,
   file: init.file,
+  dir: init.dir,
+  indexDir: init.indexDir,
   sessionId: init.sessionId,
   createdAt: init.now,
   updatedAt: init.now,
@@ -315,20 +323,20 @@ export const flushBytes = (s: SessionState, sync: boolean): Effect.Effect<void, 
   }))
 
 /**
- * The durability barrier: buffered bytes → fdatasync → atomic `index/turns.json` → atomic
- * `manifest.json`.
+ * The durability barrier: buffered bytes → fdatasync → atomic `index/turns.json` (then, for a
+ * large index, its derived `index/turns.bin`) → atomic `manifest.json`.
  *
  * **Gotchas**: this order is the whole crash-safety argument. Event bytes are durable before
  * any metadata describing them; the index precedes the manifest, so a crash between the two
  * leaves a manifest whose `persisted_file_len` no longer matches and the next open rescans.
  */
-export const persistMeta = (s: SessionState, fs: SessionFsApi): Effect.Effect<void, StoreIoError> =>
+export const persistMeta = (s: SessionState): Effect.Effect<void, StoreIoError> =>
   Effect.gen(function*() {
     yield* flushBytes(s, true)
     if (s.metaDirty || s.persistedFileLen !== s.nextOffset) {
       const manifest = { ...currentManifest(s), persisted_file_len: s.nextOffset }
-      yield* writeTurnIndexWith(fs, s.paths.turns, currentEntries(s))
-      yield* writeManifestWith(fs, s.paths.manifest, manifest)
+      yield* writeTurnIndexWith(s.indexDir, s.paths, currentEntries(s), s.nextOffset)
+      yield* writeManifestWith(s.dir, s.paths.manifest, manifest)
       s.persistedFileLen = s.nextOffset
       s.metaDirty = false
     }

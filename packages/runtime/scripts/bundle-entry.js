@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// The bundled CLI's entry: scripts/bundle.js copies this file to dist/bundle/bin.js, next to
+// logbook.cjs (the whole CLI in one file). It compiles that file with a V8 code cache kept in
+// the user's cache directory, taken after a run, so the functions a command used come compiled
+// from disk next time (Node's own compile cache stores only what compiled before the code ran,
+// so every run compiled the rest again). The cache is an optimisation only: without a usable
+// directory, or with NODE_DISABLE_COMPILE_CACHE set, the CLI runs the same, compiled afresh.
+// Gotchas: V8 checks only the source's length, so a cache is named after the source's hash
+// (which scripts/bundle.js writes into BUILT below: hashing at start costs more);
+// a cache is bytecode the process runs, so only a file this user owns in a directory this user
+// owns, neither writable by others, is read (opened without following symbolic links).
+import * as Fs from "node:fs"
+import * as NodeModule from "node:module"
+import { homedir, tmpdir } from "node:os"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Vm from "node:vm"
+
+const [major = 0, minor = 0] = process.versions.node.split(".").map(Number)
+if (major < 22 || (major === 22 && minor < 19)) {
+  process.stderr.write(
+    `logbook: Node ${process.versions.node} is too old; Logbook needs Node >= 22.19 ` +
+      "(inside this repository run it through npm or npx, which use the pinned Node 24)\n"
+  )
+  process.exit(1)
+}
+
+const uid = typeof process.getuid === "function" ? process.getuid() : undefined
+
+/** True when `stats` belong to this user and nobody else may write them. */
+const private_ = (stats) => uid === undefined || (stats.uid === uid && (stats.mode & 0o022) === 0)
+
+/** `$XDG_CACHE_HOME/logbook`, else `~/.cache/logbook`, else a per-user directory in the temp dir. */
+const cacheRoot = () => {
+  const xdg = process.env.XDG_CACHE_HOME
+  if (xdg !== undefined && Path.isAbsolute(xdg)) return Path.join(xdg, "logbook")
+  const home = homedir()
+  return home.length > 0 ? Path.join(home, ".cache", "logbook") : Path.join(tmpdir(), `logbook-${uid ?? "user"}`)
+}
+
+/** The cache directory (created 0700), or undefined when it is unusable or caching is off. */
+const cacheDir = () => {
+  if (process.env.NODE_DISABLE_COMPILE_CACHE !== undefined) return undefined
+  try {
+    const dir = cacheRoot()
+    Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const stats = Fs.lstatSync(dir)
+    return stats.isDirectory() && private_(stats) ? dir : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The cache file's content, or undefined when it is missing or not trusted. */
+const readCache = (file) => {
+  let fd
+  try {
+    fd = Fs.openSync(file, Fs.constants.O_RDONLY | (Fs.constants.O_NOFOLLOW ?? 0))
+    const stats = Fs.fstatSync(fd)
+    return stats.isFile() && private_(stats) ? Fs.readFileSync(fd) : undefined
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) Fs.closeSync(fd)
+  }
+}
+
+/** Caches of other builds (other checkouts, earlier builds) kept besides this one's, newest first. */
+const KEPT_CACHES = 16
+
+/**
+ * Writes the cache atomically (a private temporary file renamed over it). Other builds' caches
+ * stay (several checkouts may share the directory), but only the newest {@link KEPT_CACHES}.
+ */
+const writeCache = (dir, name, data) => {
+  const file = Path.join(dir, name)
+  const temporary = `${file}.${process.pid}.tmp`
+  try {
+    Fs.writeFileSync(temporary, data, { mode: 0o600, flag: "wx" })
+    Fs.renameSync(temporary, file)
+    const others = Fs.readdirSync(dir)
+      .filter((other) => other !== name && other.endsWith(".v8cache"))
+      .map((other) => ({ path: Path.join(dir, other), time: Fs.lstatSync(Path.join(dir, other)).mtimeMs }))
+      .sort((a, b) => b.time - a.time)
+    for (const old of others.slice(KEPT_CACHES)) Fs.rmSync(old.path, { force: true })
+  } catch {
+    Fs.rmSync(temporary, { force: true })
+  }
+}
+
+/**
+ * What scripts/bundle.js knows of logbook.cjs, written here when it copies this file: its
+ * SHA-256, and how to decode it (Latin-1 when it is all ASCII: faster, the same text).
+ */
+const BUILT = { sha256: "(set by scripts/bundle.js)", encoding: "utf8" }
+
+const bundle = fileURLToPath(new URL("./logbook.cjs", import.meta.url))
+const source = Fs.readFileSync(bundle, BUILT.encoding)
+const dir = cacheDir()
+// The few CommonJS files outside the bundle (the lock addon's loader) use Node's cache.
+if (dir !== undefined) NodeModule.enableCompileCache(dir)
+const name = `${BUILT.sha256.slice(0, 16)}-${process.version}-${process.arch}.v8cache`
+const cachedData = dir === undefined ? undefined : readCache(Path.join(dir, name))
+// The CommonJS wrapper sits on the first line, so line numbers in stack traces are the file's.
+const script = new Vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+  filename: bundle,
+  cachedData
+})
+if (dir !== undefined && (cachedData === undefined || script.cachedDataRejected === true)) {
+  process.once("exit", () => writeCache(dir, name, script.createCachedData()))
+}
+const module = { exports: {} }
+script.runInThisContext()(module.exports, NodeModule.createRequire(bundle), module, bundle, Path.dirname(bundle))
+module.exports.main()
