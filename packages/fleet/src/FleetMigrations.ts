@@ -1,12 +1,12 @@
 /**
  * The fleet database schema, as migrations versioned in the repo and run through `effect/sql`'s
  * migrator (recorded in `logbook_migrations`, each in its own transaction, a concurrent run waits
- * on the migrator's lock). docs/fleet.md describes every table. Migration ids are blocks by
- * concern so independent work never collides: 1–19 replication (sessions, epochs, events,
- * files, cursors), 20–29 search, 30–39 fleet queries.
+ * on the migrator's lock). docs/fleet.md describes every table.
  *
- * **Gotchas:** a migration, once on main, is never edited: a fleet database that already ran it
- * would silently differ from a new one. Change the schema with a new migration.
+ * **Gotchas:** a migration, once released, is never edited: a fleet database that already ran it
+ * would silently differ from a new one. Change the schema with a new migration whose id is the
+ * next number: the migrator only runs ids above the highest it has recorded, so a lower id
+ * added later would never run on an existing fleet.
  */
 import { Effect } from "effect"
 import * as Migrator from "effect/sql/Migrator"
@@ -81,7 +81,7 @@ const baseSchema = Effect.gen(function*() {
     )`
 })
 
-// Replication (ids 2–19): the cursor also carries the turn numbering where it stands, so a
+// Replication: the cursor also carries the turn numbering where it stands, so a
 // batch that starts mid-log numbers its lines' turns without rescanning the epoch.
 const replicationTurnState = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -95,7 +95,7 @@ const replicationTurnState = Effect.gen(function*() {
 export const fleetMigrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_base_schema": baseSchema,
   "2_replication_turn_state": replicationTurnState,
-  "20_search_documents": searchSchema
+  "3_search_documents": searchSchema
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * The search tables of the fleet (migration 20, docs/fleet.md#search): one row per fact and per
+ * The search tables of the fleet (migration 3, docs/fleet.md#search): one row per fact and per
  * retained turn holding what BM25 needs (term frequencies as `jsonb`, length in tokens, creation
  * time), a generated `tsvector` with a GIN index that only selects candidates, and one row per
  * session and scope with its document count and total length, so the corpus statistics of a query
