@@ -15,9 +15,9 @@
  * before they were replicated are not in the fleet: the old epoch ends where replication stood.
  */
 import type { Manifest } from "@logbook/domain"
-import { comparePathBytes, encodeManifest, entryPathProblem, matchingMarker, parseRfc3339 } from "@logbook/domain"
+import { encodeManifest, matchingMarker, parseRfc3339 } from "@logbook/domain"
 import type { SessionNotFound } from "@logbook/projections"
-import { findSession, recentSessions } from "@logbook/projections"
+import { findSession, listSessionFiles, recentSessions } from "@logbook/projections"
 import type { SessionFsApi, SessionPaths, StoreIoError } from "@logbook/store"
 import { loadManifest, loadMarker, pathsForDir, SessionFs } from "@logbook/store"
 import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Schema } from "effect"
@@ -427,36 +427,20 @@ const replicateBatch = (
     return yield* sql.withTransaction(commitBatch(sql, session, options, local, target, rows, turnsAfter))
   }).pipe(sqlDefectsAsFailures)
 
-/** The regular files of a session directory other than its log, as slash-separated relative paths. */
-const listSessionFiles = (
+/**
+ * The regular files of a session directory, as slash-separated relative paths: temporaries of
+ * atomic writes (dot names) and unsafe names are never carried; the log only when `withLog`.
+ */
+const sessionFiles = (
   fs: SessionFsApi,
   dir: string,
   withLog: boolean
-): Effect.Effect<Array<string>, StoreIoError> =>
-  Effect.gen(function*() {
-    const found: Array<string> = []
-    const walk = (relative: string): Effect.Effect<void, StoreIoError> =>
-      Effect.gen(function*() {
-        const absolute = relative.length === 0 ? dir : NodePath.join(dir, relative)
-        for (const name of yield* fs.listDir(absolute)) {
-          const child = relative.length === 0 ? name : `${relative}/${name}`
-          // Temporaries of atomic writes start with a dot; unsafe names are never carried.
-          if (name.startsWith(".") || entryPathProblem(child) !== undefined) continue
-          if (child === "events.jsonl" && !withLog) continue
-          const info = yield* fs.lstat(NodePath.join(dir, child))
-          if (Option.isNone(info)) continue
-          if (info.value.type === "Directory") yield* walk(child)
-          else if (info.value.type === "File") found.push(child)
-        }
-      })
-    yield* walk("")
-    return found.sort(comparePathBytes)
-  })
+): Effect.Effect<Array<string>, StoreIoError> => listSessionFiles(fs, dir, { skipDotNames: true, skipLog: !withLog })
 
 /** The size and mtime of every file of a session directory, log included: unchanged means nothing to replicate. */
 const directorySignature = (fs: SessionFsApi, dir: string) =>
   Effect.gen(function*() {
-    const files = yield* listSessionFiles(fs, dir, true)
+    const files = yield* sessionFiles(fs, dir, true)
     const infos = yield* fs.lstatMany(files.map((f) => NodePath.join(dir, f)))
     return files.map((f, i) => {
       const info = infos[i]
@@ -473,7 +457,7 @@ const syncFiles = (
   signatures: Map<string, string> | undefined
 ) =>
   Effect.gen(function*() {
-    const local = yield* listSessionFiles(fs, paths.dir, false)
+    const local = yield* sessionFiles(fs, paths.dir, false)
     const storedRows = yield* sql<{ readonly path: string; readonly sha256: string }>`
       select path, sha256 from files where session_id = ${session}`
     const stored = new Map(storedRows.map((r) => [r.path, r.sha256] as const))

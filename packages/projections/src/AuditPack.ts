@@ -98,12 +98,26 @@ export const digestFile = (fs: SessionFsApi, path: string): Effect.Effect<
     }).pipe(Effect.map((bytes) => ({ bytes, sha256: hash.digest("hex") })))
   })
 
+/** Which children {@link listSessionFiles} leaves out besides links, special files and unsafe names. */
+export interface SessionFileFilter {
+  /** Leave out every name starting with a dot (the temporaries of atomic writes), directories included. */
+  readonly skipDotNames?: boolean | undefined
+  /** Leave out the session's log, `events.jsonl` at the top of `dir`. */
+  readonly skipLog?: boolean | undefined
+  /** Leave out any file named `audit-pack.json`, at any depth. */
+  readonly skipAuditPack?: boolean | undefined
+}
+
 /**
  * The regular files below `dir` as slash-separated relative paths, in byte order: real
- * directories are descended, links and special files skipped (never followed), any file named
- * `audit-pack.json` and any name a pack could not carry safely (a backslash) left out.
+ * directories are descended, links and special files skipped (never followed), any name a pack
+ * could not carry safely (a backslash) left out, and whatever `filter` asks left out too.
  */
-export const listPackableFiles = (fs: SessionFsApi, dir: string): Effect.Effect<Array<string>, StoreIoError> =>
+export const listSessionFiles = (
+  fs: SessionFsApi,
+  dir: string,
+  filter: SessionFileFilter
+): Effect.Effect<Array<string>, StoreIoError> =>
   Effect.gen(function*() {
     const found: Array<string> = []
     const walk = (relative: string): Effect.Effect<void, StoreIoError> =>
@@ -112,15 +126,27 @@ export const listPackableFiles = (fs: SessionFsApi, dir: string): Effect.Effect<
         for (const name of yield* fs.listDir(absolute)) {
           const child = relative.length === 0 ? name : `${relative}/${name}`
           if (entryPathProblem(child) !== undefined) continue
+          if (filter.skipDotNames === true && name.startsWith(".")) continue
+          if (filter.skipLog === true && child === "events.jsonl") continue
           const info = yield* fs.lstat(NodePath.join(dir, child))
           if (Option.isNone(info)) continue
           if (info.value.type === "Directory") yield* walk(child)
-          else if (info.value.type === "File" && name !== AUDIT_PACK_FILE_NAME) found.push(child)
+          else if (
+            info.value.type === "File" && !(filter.skipAuditPack === true && name === AUDIT_PACK_FILE_NAME)
+          ) found.push(child)
         }
       })
     yield* walk("")
     return found.sort(comparePathBytes)
   })
+
+/**
+ * The regular files below `dir` as slash-separated relative paths, in byte order: real
+ * directories are descended, links and special files skipped (never followed), any file named
+ * `audit-pack.json` and any name a pack could not carry safely (a backslash) left out.
+ */
+export const listPackableFiles = (fs: SessionFsApi, dir: string): Effect.Effect<Array<string>, StoreIoError> =>
+  listSessionFiles(fs, dir, { skipAuditPack: true })
 
 const isoFromMillis = (ms: number): string => new Date(ms).toISOString().replace("Z", "+00:00")
 
