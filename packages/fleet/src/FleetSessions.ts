@@ -7,7 +7,7 @@
 import type { Manifest } from "@logbook/domain"
 import { decodeManifestText, decodePendingCapRewriteText, decodeTurnIndexText } from "@logbook/domain"
 import type { InspectedSession, InspectOptions, SessionSource, SessionSummary } from "@logbook/projections"
-import { compareRecency, decodeStored, inspectSource } from "@logbook/projections"
+import { compareRecency, decodeStored, inspectSource, summaryOf } from "@logbook/projections"
 import { Effect, Result } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { FleetError, FleetTarget } from "./FleetDatabase.ts"
@@ -75,16 +75,7 @@ export const listFleetSessions = (
   })
 
 const fleetSummary = (id: string, originHost: string, m: Manifest, pinned: boolean): FleetSessionSummary => ({
-  id,
-  manifestSessionId: m.session_id,
-  status: m.status,
-  turnCount: m.turn_count,
-  eventCount: m.event_count,
-  createdAt: m.created_at,
-  updatedAt: m.updated_at,
-  inTurn: m.in_turn === true,
-  live: false,
-  pinned,
+  ...summaryOf(id, m, false, pinned),
   originHost
 })
 

@@ -59,7 +59,8 @@ export const compareRecency = (a: SessionSummary, b: SessionSummary): number => 
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }
 
-const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolean): SessionSummary => ({
+/** The summary of session `id` from its manifest and the two facts a manifest does not hold. */
+export const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolean): SessionSummary => ({
   id,
   manifestSessionId: m.session_id,
   status: m.status,
