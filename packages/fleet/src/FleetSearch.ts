@@ -19,7 +19,13 @@ import {
   tokenize
 } from "@logbook/domain"
 import type { MemorySearchResult, SearchScope, SearchSource } from "@logbook/projections"
-import { historySnippet, searchSourceOf, sessionHistoryDocuments, sessionSearchDocuments } from "@logbook/projections"
+import {
+  historySnippet,
+  searchResult,
+  searchSourceOf,
+  sessionHistoryDocuments,
+  sessionSearchDocuments
+} from "@logbook/projections"
 import type { SessionFs, StoreIoError } from "@logbook/store"
 import { Clock, Data, Effect, Stream } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -441,20 +447,14 @@ export const searchFleet = Effect.fn("FleetSearch.searchFleet")(
     return hits.flatMap((hit): Array<MemorySearchResult> => {
       const row = details.get(hit.scope)?.get(hit.chunkId)
       if (row === undefined) return []
-      const base = {
-        chunk_id: hit.chunkId,
-        path: row.path,
-        start_line: 0,
-        end_line: 0,
-        score: hit.score,
-        source: "session" as const,
-        created_at: hit.createdAt,
-        session: hit.session
-      }
       return [
-        hit.scope === "history"
-          ? { ...base, snippet: historySnippet(row.text, query), turn: hit.chunk, offset: asNumber(row.byte_offset) }
-          : { ...base, snippet: row.text }
+        searchResult(
+          hit.scope,
+          hit,
+          row.path,
+          hit.scope === "history" ? historySnippet(row.text, query) : row.text,
+          asNumber(row.byte_offset)
+        )
       ]
     })
   }

@@ -385,15 +385,30 @@ const refreshUnlocked = (
 /** Forgets this process's in-memory indexes (the next search loads the snapshot or rebuilds). */
 export const dropSearchIndexes = Effect.sync(() => indexes.clear())
 
-const toResult = (
-  root: string,
+/** What a result says about its hit: which chunk of which session, and how it ranked. */
+export interface SearchResultHit {
+  readonly session: string
+  /** The chunk index: a history result's turn. */
+  readonly chunk: number
+  readonly chunkId: string
+  readonly score: number
+  readonly createdAt: number | null
+}
+
+/**
+ * Builds one {@link MemorySearchResult} in its serialised field order; a history result also
+ * carries its turn (`hit.chunk`) and `offset`, a facts result ignores `offset`.
+ */
+export const searchResult = (
   scope: SearchScope,
-  hit: Hit,
-  facts: Map<string, ReadonlyArray<string | undefined>>
-) => {
+  hit: SearchResultHit,
+  path: string,
+  snippet: string,
+  offset: number
+): MemorySearchResult => {
   const base = {
     chunk_id: hit.chunkId,
-    path: sourcePath(root, hit.session, scope),
+    path,
     start_line: 0,
     end_line: 0,
     score: hit.score,
@@ -402,9 +417,23 @@ const toResult = (
     session: hit.session
   }
   return scope === "history"
-    ? { ...base, snippet: hit.snippet ?? "", turn: hit.chunk, offset: hit.offset }
-    : { ...base, snippet: facts.get(hit.session)?.[hit.chunk] ?? "" }
+    ? { ...base, snippet, turn: hit.chunk, offset }
+    : { ...base, snippet }
 }
+
+const toResult = (
+  root: string,
+  scope: SearchScope,
+  hit: Hit,
+  facts: Map<string, ReadonlyArray<string | undefined>>
+): MemorySearchResult =>
+  searchResult(
+    scope,
+    hit,
+    sourcePath(root, hit.session, scope),
+    scope === "history" ? hit.snippet ?? "" : facts.get(hit.session)?.[hit.chunk] ?? "",
+    hit.offset
+  )
 
 /**
  * Searches every session below `sessionsDir`. An empty or punctuation-only query, a missing root
