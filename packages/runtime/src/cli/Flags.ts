@@ -13,3 +13,15 @@ export const jsonFlag = Flag.Boolean("json").pipe(
 export const sessionArgument = Argument.String("session").pipe(
   Argument.withDescription("Session id (or its directory name, as `logbook sessions` lists it)")
 )
+
+/** `--min-score S` of the search commands: results scoring below S are dropped (default 0). */
+export const minScoreFlag = Flag.Finite("min-score").pipe(
+  Flag.withDescription("Drop results scoring below S (after the recency multiplier; default 0)"),
+  Flag.withDefault(0)
+)
+
+/** `--now T` of the search commands: rank as if it were this Unix time in seconds. */
+export const nowFlag = Flag.Int("now").pipe(
+  Flag.withDescription("Rank as if it were this Unix time in seconds (recency multiplier)"),
+  Flag.optional
+)

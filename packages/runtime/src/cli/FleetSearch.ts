@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { jsonFlag } from "./Flags.ts"
+import { jsonFlag, minScoreFlag, nowFlag } from "./Flags.ts"
 
 /** The handler, loaded on first use. */
 const run = Effect.promise(() => import("./FleetSearchRun.ts"))
@@ -39,14 +39,8 @@ export const fleetSearchCommand = Command.make(
       Flag.withDescription("At most N results (default 6; also --max)"),
       Flag.withDefault(6)
     ),
-    minScore: Flag.Finite("min-score").pipe(
-      Flag.withDescription("Drop results scoring below S (after the recency multiplier; default 0)"),
-      Flag.withDefault(0)
-    ),
-    now: Flag.Int("now").pipe(
-      Flag.withDescription("Rank as if it were this Unix time in seconds (recency multiplier)"),
-      Flag.optional
-    ),
+    minScore: minScoreFlag,
+    now: nowFlag,
     json: jsonFlag
   },
   Effect.fn("cli.fleet.search.run")(function*(args) {

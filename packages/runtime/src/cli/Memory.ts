@@ -12,7 +12,7 @@ import { Effect, Option, Result, Stdio, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "./Errors.ts"
-import { jsonFlag, sessionArgument } from "./Flags.ts"
+import { jsonFlag, minScoreFlag, nowFlag, sessionArgument } from "./Flags.ts"
 import { printJson, printLines, shellQuote } from "./Output.ts"
 import { Invocation, location } from "./Root.ts"
 
@@ -166,14 +166,8 @@ export const searchCommand = Command.make(
       Flag.withDescription("At most N results (default 6)"),
       Flag.withDefault(6)
     ),
-    minScore: Flag.Finite("min-score").pipe(
-      Flag.withDescription("Drop results scoring below S (after the recency multiplier; default 0)"),
-      Flag.withDefault(0)
-    ),
-    now: Flag.Int("now").pipe(
-      Flag.withDescription("Rank as if it were this Unix time in seconds (recency multiplier)"),
-      Flag.optional
-    ),
+    minScore: minScoreFlag,
+    now: nowFlag,
     json: jsonFlag
   },
   Effect.fn("cli.search")(function*({ json, max, minScore, now, query, scope }) {
