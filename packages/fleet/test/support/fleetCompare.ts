@@ -2,32 +2,19 @@
  * Test support: the line-by-line comparison of what the fleet holds for a session epoch with the
  * local `events.jsonl` (offset, length, SHA-256 of each terminated line, and the bytes).
  */
+import type { LogLine } from "@logbook/testkit"
+import { logLines } from "@logbook/testkit"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 
 /** One line as compared: where it starts, its length without the newline, its digest. */
-export interface ComparedLine {
-  readonly offset: number
-  readonly length: number
-  readonly sha256: string
-}
+export type ComparedLine = LogLine
 
 /** The terminated lines of a local log (the unterminated tail, if any, is not acknowledged). */
-export const localLines = (path: string): Array<ComparedLine> => {
-  const bytes = fs.existsSync(path) ? fs.readFileSync(path) : Buffer.alloc(0)
-  const lines: Array<ComparedLine> = []
-  let at = 0
-  let nl = bytes.indexOf(10, at)
-  while (nl !== -1) {
-    const body = bytes.subarray(at, nl)
-    lines.push({ offset: at, length: body.length, sha256: createHash("sha256").update(body).digest("hex") })
-    at = nl + 1
-    nl = bytes.indexOf(10, at)
-  }
-  return lines
-}
+export const localLines = (path: string): Array<ComparedLine> =>
+  logLines(fs.existsSync(path) ? fs.readFileSync(path) : Buffer.alloc(0))
 
 /** The fleet's rows of one session epoch, in offset order, with the digest recomputed from the stored bytes. */
 export const fleetLines = (session: string, epoch: number) =>

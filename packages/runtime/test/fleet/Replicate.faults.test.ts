@@ -11,9 +11,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient } from "@logbook/fleet"
-import type { Prng } from "@logbook/testkit"
+import type { LogLine, Prng } from "@logbook/testkit"
 import {
   fleetTestTarget,
+  logLines,
   mulberry32,
   nodeLayer,
   openLog,
@@ -34,26 +35,6 @@ import { cuttingProxy } from "./support/cuttingProxy.ts"
 
 const KILLS = Math.max(1, Number(process.env["LOGBOOK_FLEET_KILLS"] ?? "20") || 20)
 const SEED = Number(process.env["LOGBOOK_FLEET_SEED"] ?? "19") || 19
-
-interface Line {
-  readonly offset: number
-  readonly length: number
-  readonly sha256: string
-}
-
-const linesOf = (bytes: Uint8Array): Array<Line> => {
-  const lines: Array<Line> = []
-  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
-  let at = 0
-  let nl = buf.indexOf(10, at)
-  while (nl !== -1) {
-    const body = buf.subarray(at, nl)
-    lines.push({ offset: at, length: body.length, sha256: createHash("sha256").update(body).digest("hex") })
-    at = nl + 1
-    nl = buf.indexOf(10, at)
-  }
-  return lines
-}
 
 /** Runs `effect` on a client closed afterwards (the embedded server admits one connection at a time). */
 const withFleet = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
@@ -103,11 +84,11 @@ const replicateToEnd = (root: string, url: string) =>
     }
   })
 
-const record = (root: string, history: Map<string, Array<Array<Line>>>, session: string) => {
+const record = (root: string, history: Map<string, Array<Array<LogLine>>>, session: string) => {
   const file = path.join(root, session, "events.jsonl")
   if (!fs.existsSync(file)) return
   const logs = history.get(session) ?? []
-  logs.push(linesOf(fs.readFileSync(file)))
+  logs.push(logLines(fs.readFileSync(file)))
   history.set(session, logs)
 }
 
@@ -124,7 +105,7 @@ const appendTurns = (
   session: string,
   turns: number,
   label: string,
-  history: Map<string, Array<Array<Line>>>
+  history: Map<string, Array<Array<LogLine>>>
 ) =>
   Effect.scoped(Effect.gen(function*() {
     const log = yield* openLog(
@@ -141,7 +122,7 @@ const appendTurns = (
   })).pipe(Effect.provide(nodeLayer()), Effect.orDie)
 
 /** Compares every session's fleet rows with its local log (current epoch) or a recorded earlier log (older epochs). */
-const compareAll = (root: string, history: Map<string, Array<Array<Line>>>) =>
+const compareAll = (root: string, history: Map<string, Array<Array<LogLine>>>) =>
   withFleet(Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     let total = 0
@@ -151,7 +132,7 @@ const compareAll = (root: string, history: Map<string, Array<Array<Line>>>) =>
       const current = cursor[0]
       assert.isDefined(current, `no cursor for ${session}`)
       if (current === undefined) continue
-      const local = linesOf(fs.readFileSync(path.join(root, session, "events.jsonl")))
+      const local = logLines(fs.readFileSync(path.join(root, session, "events.jsonl")))
       for (let epoch = 0; epoch <= current.epoch; epoch++) {
         const rows = yield* sql<{
           readonly byte_offset: bigint | number
@@ -188,7 +169,7 @@ const compareAll = (root: string, history: Map<string, Array<Array<Line>>>) =>
   }))
 
 /** One writer step: a few turns to a random session, recording the capped log before it may be rewritten. */
-const writerStep = (root: string, prng: Prng, history: Map<string, Array<Array<Line>>>, step: number) =>
+const writerStep = (root: string, prng: Prng, history: Map<string, Array<Array<LogLine>>>, step: number) =>
   Effect.gen(function*() {
     const session = step === 0 || prng.chance(0.4) ? CAPPED : prng.pick(SESSIONS)
     yield* appendTurns(root, session, prng.int(1, 6), `step ${step}`, history)
@@ -203,7 +184,7 @@ describe("logbook replicate under faults", () => {
         yield* withFleet(resetFleetDatabase)
         const prng = mulberry32(SEED)
         const { root } = yield* sessionsRoot("fleet-faults")
-        const history = new Map<string, Array<Array<Line>>>()
+        const history = new Map<string, Array<Array<LogLine>>>()
         // The capped session starts just under its cap: every later step on it rewrites its log.
         for (const session of SESSIONS) yield* appendTurns(root, session, session === CAPPED ? 38 : 30, "seed", history)
         const target = yield* fleetTestTarget
@@ -289,7 +270,7 @@ describe("logbook replicate under faults", () => {
         yield* withFleet(resetFleetDatabase)
         const prng = mulberry32(SEED + 1)
         const { root } = yield* sessionsRoot("fleet-concurrent")
-        const history = new Map<string, Array<Array<Line>>>()
+        const history = new Map<string, Array<Array<LogLine>>>()
         for (const session of SESSIONS) yield* appendTurns(root, session, 40, "seed", history)
         const url = Redacted.value((yield* fleetTestTarget).url)
         for (let round = 0; round < 6; round++) {
