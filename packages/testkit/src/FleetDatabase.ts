@@ -6,7 +6,7 @@
 import type * as PgClient from "@effect/sql-pg/PgClient"
 import type { FleetTarget } from "@logbook/fleet"
 import { layerFleetClient, migrateFleet, parseFleetUrl } from "@logbook/fleet"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Schedule } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 
 /** The variable the fleet project's global setup sets to the test server's URL. */
@@ -46,3 +46,10 @@ export const layerFreshFleet: Layer.Layer<PgClient.PgClient | SqlClient.SqlClien
   Layer.orDie,
   (client) => Layer.effectDiscard(resetFleetDatabase).pipe(Layer.provideMerge(client))
 )
+
+/**
+ * How a fleet test retries a connection the embedded server refused: it admits one connection and
+ * notices a closed one only a moment later, which on a loaded machine can take seconds. Up to 30 s
+ * of 200 ms waits, so a busy laptop still passes; a real server never needs it.
+ */
+export const busyServerRetry = { schedule: Schedule.spaced("200 millis"), times: 150 }

@@ -8,9 +8,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient } from "@logbook/fleet"
-import { fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
+import { busyServerRetry, fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
 import type { CliRun } from "@logbook/testkit"
-import { Effect, Layer, Redacted, Schedule } from "effect"
+import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as Sql from "effect/sql/SqlClient"
 import * as fs from "node:fs"
@@ -28,7 +28,7 @@ const realdata = path.join(import.meta.dirname, "..", "..", "..", "projections",
  * The embedded test server admits one connection and frees its slot a moment after a client
  * closes, so a connection made right after another one closed may be refused: retried here.
  */
-const retryRefused = { schedule: Schedule.spaced("100 millis"), times: 30 }
+const retryRefused = busyServerRetry
 
 /** Runs `effect` with its own connection to the test database, closed when it ends (the CLI needs the only one). */
 const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>

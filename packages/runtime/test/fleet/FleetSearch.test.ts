@@ -6,8 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient, syncSearchDocuments } from "@logbook/fleet"
-import { fleetTestTarget, resetFleetDatabase, sessionsRoot } from "@logbook/testkit"
-import { Effect, Layer, Redacted, Schedule } from "effect"
+import { busyServerRetry, fleetTestTarget, resetFleetDatabase, sessionsRoot } from "@logbook/testkit"
+import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as Sql from "effect/sql/SqlClient"
 import * as fs from "node:fs"
@@ -47,7 +47,7 @@ const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
 const connected = Effect.gen(function*() {
   const sql = yield* Sql.SqlClient
   yield* sql`select 1`
-}).pipe(Effect.retry({ times: 30, schedule: Schedule.spaced("100 millis") }), Effect.orDie)
+}).pipe(Effect.retry(busyServerRetry), Effect.orDie)
 
 // The embedded server refuses a connection while it still holds the previous client's one.
 const refusedByBusyServer = /Failed to connect|Connection closed during startup/u
@@ -56,7 +56,7 @@ const refusedByBusyServer = /Failed to connect|Connection closed during startup/
 const cli = (args: ReadonlyArray<string>, env?: Record<string, string>) =>
   logbook(args, env === undefined ? {} : { env }).pipe(
     Effect.flatMap((r) => r.exitCode === 1 && refusedByBusyServer.test(r.stderr) ? Effect.fail(r) : Effect.succeed(r)),
-    Effect.retry({ times: 30, schedule: Schedule.spaced("100 millis") }),
+    Effect.retry(busyServerRetry),
     Effect.catch((r) => Effect.succeed(r))
   )
 

@@ -13,6 +13,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient } from "@logbook/fleet"
 import type { LogLine, Prng } from "@logbook/testkit"
 import {
+  busyServerRetry,
   fleetTestTarget,
   logLines,
   mulberry32,
@@ -23,7 +24,7 @@ import {
   testDatabaseIsEmbedded,
   turn
 } from "@logbook/testkit"
-import { Effect, Fiber, Redacted, Schedule } from "effect"
+import { Effect, Fiber, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
@@ -42,7 +43,7 @@ const withFleet = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
     effect.pipe(
       Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
       // The embedded server refuses a connection until it has seen the previous one close.
-      Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 25 }),
+      Effect.retry(busyServerRetry),
       Effect.orDie
     ))
 

@@ -5,8 +5,16 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient } from "@logbook/fleet"
-import { fleetTestTarget, nodeLayer, openLog, resetFleetDatabase, sessionsRoot, turn } from "@logbook/testkit"
-import { Effect, Redacted, Schedule } from "effect"
+import {
+  busyServerRetry,
+  fleetTestTarget,
+  nodeLayer,
+  openLog,
+  resetFleetDatabase,
+  sessionsRoot,
+  turn
+} from "@logbook/testkit"
+import { Effect, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import { assertBuilt, eventually, runInBackground } from "../cli/harness.ts"
@@ -20,7 +28,7 @@ const withFleet = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       effect.pipe(
         Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
         // The embedded server refuses a connection until it has seen the previous one close.
-        Effect.retry({ schedule: Schedule.spaced("200 millis"), times: 25 }),
+        Effect.retry(busyServerRetry),
         Effect.orDie
       )
   )
