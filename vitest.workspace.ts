@@ -5,7 +5,7 @@
 const packages = ["domain", "store", "projections", "runtime", "testkit"] as const
 
 /** CLI tests of the fleet commands need the fleet database, so they run in the fleet project. */
-const runtimeFleetTests = "packages/runtime/test/fleet/**/*.test.ts"
+const runtimeFleetTests = "packages/runtime/test/cli/fleet/**/*.test.ts"
 
 /** One inline project per package, resolving workspace imports to their sources. */
 export const projects = [

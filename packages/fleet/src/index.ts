@@ -4,11 +4,8 @@
  * that search and audit them across machines. Sits above the read side: runtime → fleet →
  * projections → store → domain.
  */
-export * from "./FleetDatabase.ts"
-export * from "./FleetMigrations.ts"
-export * from "./FleetPackVerify.ts"
-export * from "./FleetRestore.ts"
-export * from "./FleetSearch.ts"
-export * from "./FleetSessionData.ts"
-export * from "./FleetSessions.ts"
-export * from "./Replicator.ts"
+export * from "./db/index.ts"
+export * from "./memory/index.ts"
+export * from "./packs/index.ts"
+export * from "./replicate/index.ts"
+export * from "./session/index.ts"

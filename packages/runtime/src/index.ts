@@ -3,7 +3,7 @@
  * scoped layer a host records a session with, its goal tracking and matrix coordination) over
  * `store` and `projections`; the `logbook` CLI lives under `cli/`.
  */
+export * from "./explain/index.ts"
 export * from "./GoalTracking.ts"
 export * from "./MatrixCoordinator.ts"
 export * from "./SessionMemory.ts"
-export * from "./WorkspaceGit.ts"

@@ -1,0 +1,124 @@
+/**
+ * Scan-time classification of one raw line of `events.jsonl` (docs/log.md#classification, and the first
+ * steps of docs/log.md#rescan). It decides whether a line counts as an event and what it means for the turn
+ * lifecycle, and it is deliberately cheap: only the envelope and `event.type` are looked at,
+ * except for the five lifecycle types, which must also decode completely so a malformed
+ * lifecycle record can never open, close or fake a turn (docs/log.md#classification).
+ */
+import type { Schema } from "effect"
+import { Result } from "effect"
+import { decodeUtf8, exactJsonValue, isJsonObject, parseJsonOrUndefined, trimWhitespace } from "../internal/jsonText.ts"
+import type { LifecycleKind } from "./LifecycleKind.ts"
+import { lifecycleKindOf } from "./LifecycleKind.ts"
+import type { VersionedThreadEvent } from "./ThreadEvent.ts"
+import { decodeEnvelope } from "./ThreadEvent.ts"
+
+/**
+ * What the scan does with a line: `Skip` it (not counted, no lifecycle effect), or count it
+ * with its raw event `type` and lifecycle kind. For lifecycle lines (`lifecycle !== "other"`)
+ * the fully decoded `envelope` comes along, so callers can read recorded timestamps
+ * (turn-index `ts`) without parsing the line again; other lines never carry it.
+ */
+export type LineClass =
+  | { readonly _tag: "Skip" }
+  | {
+    readonly _tag: "Counted"
+    readonly type: string
+    readonly lifecycle: LifecycleKind
+    readonly envelope?: VersionedThreadEvent
+  }
+
+const SKIP: LineClass = { _tag: "Skip" }
+
+/**
+ * Classifies one line (bytes as read from the file, or already-decoded text; with or without
+ * its `\n`). Steps: strict UTF-8 (invalid → Skip); trim Unicode whitespace (empty → Skip);
+ * parse JSON and require an object whose `schema_version` is a string and whose `event` is an
+ * object with a string `type` (else Skip); a lifecycle type must also fully decode as a
+ * `VersionedThreadEvent`, and `turn.completed` must carry `usage` as a JSON object (else
+ * Skip). Everything else is Counted as `other` without decoding the payload. Never throws.
+ */
+export const classifyLine = (line: Uint8Array | string): LineClass => classifyWithValue(line).cls
+
+/** A line's class, and for a Counted line without its envelope, the trimmed text and its parsed JSON. */
+interface Classified {
+  readonly cls: LineClass
+  readonly text?: string
+  readonly value?: unknown
+}
+
+const SKIPPED: Classified = { cls: SKIP }
+
+const classifyWithValue = (line: Uint8Array | string): Classified => {
+  const text = typeof line === "string" ? line : decodeUtf8(line)
+  if (text === undefined) return SKIPPED
+  const trimmed = trimWhitespace(text)
+  if (trimmed.length === 0) return SKIPPED
+  const value = parseJsonOrUndefined(trimmed)
+  if (!isJsonObject(value) || typeof value.schema_version !== "string") return SKIPPED
+  const event = value.event
+  if (!isJsonObject(event)) return SKIPPED
+  const type = event.type
+  if (typeof type !== "string") return SKIPPED
+  const lifecycle = lifecycleKindOf(type)
+  if (lifecycle === "other") return { cls: { _tag: "Counted", type, lifecycle }, text: trimmed, value }
+  // The reference re-checks the raw shape of `usage`: a lenient decoder must not let an array
+  // or null stand in for the usage object of a turn boundary.
+  if (lifecycle === "turn_completed" && !isJsonObject(event.usage)) return SKIPPED
+  // Full decoding sees u64 literals beyond u64's maximum as such (rejected), like `decodeLineText`.
+  const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
+  return { cls: Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP }
+}
+
+/**
+ * {@link classifyLine}, and for a Counted line whose class carries no envelope, its full decoding
+ * (what `decodeLineText` of the line gives) made from the JSON value parsed to classify it, so a
+ * reader that needs every event parses each line once.
+ */
+export const classifyAndDecodeLine = (line: Uint8Array | string): {
+  readonly cls: LineClass
+  readonly decoded: Result.Result<VersionedThreadEvent, Schema.SchemaError> | undefined
+} => {
+  const { cls, text, value } = classifyWithValue(line)
+  const decoded = text === undefined ? undefined : decodeEnvelope(exactJsonValue(text, value))
+  return { cls, decoded }
+}
+
+/**
+ * The JSON text of a raw line under the scan's rules — strict UTF-8, then Unicode
+ * White_Space trimmed as Rust's `str::trim` does — or undefined when the bytes are not valid
+ * UTF-8. Readers that fully decode lines (turn reconstruction, eviction summaries) use it so
+ * they accept and reject exactly the lines the scan does.
+ */
+export const scanLineText = (line: Uint8Array | string): string | undefined => {
+  const text = typeof line === "string" ? line : decodeUtf8(line)
+  return text === undefined ? undefined : trimWhitespace(text)
+}
+
+// `"matrix.updated"` as bytes; its `.` (index 7) anchors the search, being rarer than `"`.
+const MATRIX_TYPE = [34, 109, 97, 116, 114, 105, 120, 46, 117, 112, 100, 97, 116, 101, 100, 34]
+const MATRIX_DOT = 7
+
+const matrixTypeAt = (bytes: Uint8Array, at: number): boolean => {
+  if (at < 0 || at + MATRIX_TYPE.length > bytes.length) return false
+  for (let i = 0; i < MATRIX_TYPE.length; i++) {
+    if (bytes[at + i] !== MATRIX_TYPE[i]) return false
+  }
+  return true
+}
+
+/**
+ * A cheap byte pre-filter for matrix checkpoints: false only when the raw line cannot hold a
+ * `matrix.updated` record. A JSON string equal to `matrix.updated` is written either literally
+ * or with `\u` escapes (none of its characters has a short escape), so a line containing
+ * neither `"matrix.updated"` nor `\u` cannot hold one and need not be classified or decoded.
+ */
+export const mayHoldMatrixCheckpoint = (bytes: Uint8Array): boolean => {
+  for (let i = bytes.indexOf(46, MATRIX_DOT); i !== -1; i = bytes.indexOf(46, i + 1)) {
+    if (matrixTypeAt(bytes, i - MATRIX_DOT)) return true
+  }
+  for (let i = bytes.indexOf(92); i !== -1; i = bytes.indexOf(92, i + 1)) {
+    if (bytes[i + 1] === 117) return true
+  }
+  return false
+}

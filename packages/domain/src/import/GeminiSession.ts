@@ -1,0 +1,198 @@
+/**
+ * The pure mapping of a Gemini CLI session (`~/.gemini/tmp/<project>/chats/session-*.json`, one
+ * JSON object with `messages[]`, or the newer JSONL form: a header line, message lines and
+ * `$set` patches) to ThreadEvents (docs/import.md#gemini-cli-sessions). The importer feeds the
+ * header and then each message as one record, whichever form the file has.
+ *
+ * **Gotchas**: a message's `tokens` are counted once per message id (the JSONL form may repeat a
+ * message when it is updated); the last value wins.
+ */
+import { Schema } from "effect"
+import type { ThreadEvent } from "../contract/ThreadEvent.ts"
+import type { ImportIdentity, ImportMapper, MapStep, UsageTotals } from "./ImportCursor.ts"
+import {
+  addUsage,
+  ImportCursor as ImportCursorSchema,
+  initialCursor,
+  UsageTotals as UsageTotalsSchema,
+  zeroUsage
+} from "./ImportCursor.ts"
+import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
+import type { ItemBody } from "./internal/importTurns.ts"
+import { itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+
+/** The reducer state of a Gemini CLI session import. */
+export const GeminiSessionState = Schema.Struct({
+  cursor: ImportCursorSchema,
+  messageUsage: Schema.Record(Schema.String, UsageTotalsSchema)
+})
+
+/** The reducer state of a Gemini CLI session import. */
+export type GeminiSessionState = typeof GeminiSessionState.Type
+
+/** The identity a session header gives: `gemini-<sessionId>` (the header has `projectHash`). */
+export const geminiSessionIdentity = (record: unknown): ImportIdentity | undefined => {
+  const id = str(record, "sessionId")
+  if (id === undefined || id.length === 0 || str(record, "projectHash") === undefined) return undefined
+  return { sessionId: `gemini-${id}`, threadId: id }
+}
+
+const isJson = Schema.is(Schema.Json)
+
+const textOf = (content: unknown): string => {
+  if (typeof content === "string") return content
+  return (Array.isArray(content) ? content : []).flatMap((part) => {
+    const text = str(part, "text")
+    return text === undefined ? [] : [text]
+  }).join("\n")
+}
+
+const toolOutput = (call: unknown): string =>
+  (arr(call, "result") ?? []).map((r) => {
+    const response = obj(obj(r, "functionResponse"), "response")
+    const output = field(response, "output") ?? field(response, "error")
+    return typeof output === "string" ? output : output === undefined ? "" : JSON.stringify(output)
+  }).join("\n")
+
+const FILE_TOOLS: ReadonlySet<string> = new Set(["replace", "write_file", "edit"])
+
+/** The items of one tool call (an invocation and its output, or one item for shell, files and search). */
+const toolItems = (call: unknown): Array<ItemBody> => {
+  const name = str(call, "name") ?? "unknown"
+  const args = field(call, "args")
+  const failed = str(call, "status") === "error" || str(call, "status") === "cancelled"
+  const output = toolOutput(call)
+  if (name === "run_shell_command") {
+    return [{
+      type: "command_execution",
+      command: str(args, "command") ?? "",
+      aggregated_output: output,
+      status: failed ? "failed" : "completed"
+    }]
+  }
+  if (FILE_TOOLS.has(name)) {
+    const path = str(args, "file_path") ?? str(args, "absolute_path") ?? ""
+    return [{
+      type: "file_change",
+      changes: path.length > 0 ? [{ path, kind: name === "write_file" ? "add" : "update" }] : [],
+      status: failed ? "failed" : "completed"
+    }]
+  }
+  if (name === "google_web_search" || name === "web_search") {
+    return [{ type: "web_search", query: str(args, "query") ?? "" }]
+  }
+  const callId = str(call, "id")
+  return [
+    {
+      type: "tool_invocation",
+      tool_name: name,
+      ...(isJson(args) ? { arguments: args } : {}),
+      ...(callId === undefined ? {} : { tool_call_id: callId }),
+      status: failed ? "failed" : "completed",
+      outcome: failed ? "error" : "success"
+    },
+    {
+      type: "tool_output",
+      call_id: "",
+      ...(callId === undefined ? {} : { tool_call_id: callId }),
+      output,
+      status: failed ? "failed" : "completed"
+    }
+  ]
+}
+
+const skip = (state: GeminiSessionState, reason: string): MapStep<GeminiSessionState> => ({
+  state,
+  events: [],
+  skipped: reason
+})
+
+const onGemini = (state: GeminiSessionState, record: unknown, ts: string): MapStep<GeminiSessionState> => {
+  let s = state
+  const id = str(record, "id") ?? ""
+  const tokens = obj(record, "tokens")
+  if (tokens !== undefined && id.length > 0) {
+    const now: UsageTotals = {
+      input_tokens: counter(tokens, "input"),
+      cached_input_tokens: counter(tokens, "cached"),
+      cache_creation_tokens: 0,
+      output_tokens: counter(tokens, "output")
+    }
+    const before = s.messageUsage[id] ?? zeroUsage
+    const delta: UsageTotals = {
+      input_tokens: now.input_tokens - before.input_tokens,
+      cached_input_tokens: now.cached_input_tokens - before.cached_input_tokens,
+      cache_creation_tokens: 0,
+      output_tokens: now.output_tokens - before.output_tokens
+    }
+    s = {
+      ...s,
+      messageUsage: { ...s.messageUsage, [id]: now },
+      cursor: { ...s.cursor, usage: addUsage(s.cursor.usage, delta) }
+    }
+  }
+  const bodies: Array<ItemBody> = []
+  for (const thought of arr(record, "thoughts") ?? []) {
+    const subject = str(thought, "subject") ?? ""
+    const description = str(thought, "description") ?? ""
+    const text = subject.length > 0 && description.length > 0 ? `**${subject}** ${description}` : subject + description
+    if (text.length > 0) bodies.push({ type: "reasoning", text })
+  }
+  const text = textOf(field(record, "content"))
+  if (text.length > 0) bodies.push({ type: "agent_message", text })
+  for (const call of arr(record, "toolCalls") ?? []) bodies.push(...toolItems(call))
+  if (bodies.length === 0) return { ...skip(s, "gemini message: no text, thoughts or tool calls (usage counted)") }
+  const started = startThread(s.cursor)
+  let cursor = started.cursor
+  const events: Array<ThreadEvent> = [...started.events]
+  let lastInvocation = ""
+  for (const body of bodies) {
+    const n = nextItemId(cursor)
+    cursor = n.cursor
+    const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
+    if (body.type === "tool_invocation") lastInvocation = n.id
+    events.push(itemEvent("item.completed", cursor, n.id, ts, linked))
+  }
+  return { state: { ...s, cursor }, events }
+}
+
+/** Maps one Gemini record: the session header, a message, or a `$set` patch. */
+export const stepGeminiSession = (state: GeminiSessionState, record: unknown): MapStep<GeminiSessionState> => {
+  const ts = str(record, "timestamp") ?? str(record, "startTime") ?? ""
+  const s: GeminiSessionState = { ...state, cursor: seen(state.cursor, ts) }
+  if (geminiSessionIdentity(record) !== undefined) {
+    const started = startThread(s.cursor)
+    return { state: { ...s, cursor: started.cursor }, events: started.events }
+  }
+  const type = str(record, "type")
+  if (type === "user") {
+    const text = textOf(field(record, "content"))
+    if (text.trim().length === 0) return skip(s, "user message: empty")
+    const opened = openTurn(s.cursor, text, ts)
+    return { state: { ...s, cursor: opened.cursor, messageUsage: {} }, events: opened.events }
+  }
+  if (type === "gemini") return onGemini(s, record, ts)
+  if (type === "error") {
+    const started = startThread(s.cursor)
+    const n = nextItemId(started.cursor)
+    return {
+      state: { ...s, cursor: n.cursor },
+      events: [
+        ...started.events,
+        itemEvent("item.completed", n.cursor, n.id, ts, { type: "error", message: textOf(field(record, "content")) })
+      ]
+    }
+  }
+  if (field(record, "$set") !== undefined) return skip(s, "$set: metadata patch")
+  return skip(s, type === undefined ? "record without type" : `message ${type}`)
+}
+
+/** The Gemini CLI session mapper. */
+export const geminiSessionMapper: ImportMapper<GeminiSessionState> = {
+  format: "gemini",
+  state: GeminiSessionState,
+  identify: geminiSessionIdentity,
+  initial: (identity) => ({ cursor: initialCursor(identity), messageUsage: {} }),
+  step: stepGeminiSession,
+  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage)
+}

@@ -1,0 +1,132 @@
+/**
+ * What every importer of a foreign session format shares (docs/import.md): the identity of the
+ * session a source becomes, the cursor that numbers turns and items while a source is mapped,
+ * and the pure helpers that turn "a prompt arrived", "an item happened", "the turn ended" into
+ * ThreadEvents. The cursor is plain JSON so an import can stop at any record and resume later
+ * from the persisted cursor with exactly the events a single pass would have written.
+ *
+ * **Gotchas**: a source may still be written (a live rollout), so the last turn of a source is
+ * never closed at its end of file: it is closed when the source shows the end (a next prompt, an
+ * explicit end record). Closing it early would make "import half, then the rest" differ from
+ * "import all at once".
+ */
+import { Schema } from "effect"
+import type { ThreadEvent } from "../contract/ThreadEvent.ts"
+import { isRecord } from "./internal/foreignJson.ts"
+
+/** The foreign formats Logbook imports. */
+export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini"])
+
+/** The foreign formats Logbook imports. */
+export type ImportFormat = typeof ImportFormat.Type
+
+/** Which session a source becomes: its id (`codex-<thread id>`, …) and the parent session it names, if any. */
+export const ImportIdentity = Schema.Struct({
+  sessionId: Schema.String,
+  threadId: Schema.String,
+  parentSessionId: Schema.optionalKey(Schema.String)
+})
+
+/** Which session a source becomes. */
+export type ImportIdentity = typeof ImportIdentity.Type
+
+const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+/** Token counters while a turn is open (the four counters of `Usage`). */
+export const UsageTotals = Schema.Struct({
+  input_tokens: Count,
+  cached_input_tokens: Count,
+  cache_creation_tokens: Count,
+  output_tokens: Count
+})
+
+/** Token counters while a turn is open. */
+export type UsageTotals = typeof UsageTotals.Type
+
+/** No tokens. */
+export const zeroUsage: UsageTotals = {
+  input_tokens: 0,
+  cached_input_tokens: 0,
+  cache_creation_tokens: 0,
+  output_tokens: 0
+}
+
+/** Counter-wise sum of two usages. */
+export const addUsage = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
+  input_tokens: a.input_tokens + b.input_tokens,
+  cached_input_tokens: a.cached_input_tokens + b.cached_input_tokens,
+  cache_creation_tokens: a.cache_creation_tokens + b.cache_creation_tokens,
+  output_tokens: a.output_tokens + b.output_tokens
+})
+
+/**
+ * Where a mapping stands: whether `thread.started` was written, the open turn (if any), how many
+ * turns and items were numbered, the usage of the open turn and the last source timestamp seen.
+ */
+export const ImportCursor = Schema.Struct({
+  identity: ImportIdentity,
+  started: Schema.Boolean,
+  open: Schema.Boolean,
+  turnSeq: Count,
+  turnId: Schema.String,
+  itemSeq: Count,
+  usage: UsageTotals,
+  lastTs: Schema.String
+})
+
+/** Where a mapping stands. */
+export type ImportCursor = typeof ImportCursor.Type
+
+/** A fresh cursor for a source that becomes `identity`. */
+export const initialCursor = (identity: ImportIdentity): ImportCursor => ({
+  identity,
+  started: false,
+  open: false,
+  turnSeq: 0,
+  turnId: "",
+  itemSeq: 0,
+  usage: zeroUsage,
+  lastTs: ""
+})
+
+/** The result of mapping one source record: the new state, the events to append, and why it was skipped (if it was). */
+export interface MapStep<S> {
+  readonly state: S
+  readonly events: ReadonlyArray<ThreadEvent>
+  /** Set when the record produced nothing: a short reason, counted in the import report. */
+  readonly skipped?: string
+}
+
+/** A mapper of one foreign format: a pure reducer over parsed records. */
+export interface ImportMapper<S> {
+  readonly format: ImportFormat
+  /** The persisted form of the state (validated when an import resumes). */
+  readonly state: Schema.Codec<S, unknown>
+  /** The identity a record gives, when it names the session (the first one that does wins). */
+  readonly identify: (record: unknown) => ImportIdentity | undefined
+  readonly initial: (identity: ImportIdentity) => S
+  readonly step: (state: S, record: unknown) => MapStep<S>
+  /** The usage counted so far for a turn that is still open (reported, never invented into the log). */
+  readonly openUsage: (state: S) => UsageTotals
+}
+
+/**
+ * Recognises the format of a session file from one of its parsed records (`undefined`: this
+ * record does not tell): Codex rollout envelopes, Gemini CLI headers (`sessionId` +
+ * `projectHash`), Claude Code records (`sessionId`, or a leading `summary` / snapshot), and
+ * `codex exec --json` events.
+ */
+export const recogniseImportFormat = (record: unknown): ImportFormat | undefined => {
+  if (!isRecord(record)) return undefined
+  const type = record["type"]
+  if (typeof record["sessionId"] === "string" && typeof record["projectHash"] === "string") return "gemini"
+  if (typeof type !== "string") return undefined
+  if (
+    ["session_meta", "response_item", "event_msg", "turn_context", "compacted"].includes(type) && "payload" in record
+  ) {
+    return "codex"
+  }
+  if (typeof record["sessionId"] === "string" || ["summary", "file-history-snapshot"].includes(type)) return "claude"
+  if (type === "thread.started" || type === "turn.started" || type.startsWith("item.")) return "exec"
+  return undefined
+}

@@ -1,0 +1,109 @@
+/**
+ * The pure helpers the import mappers share to turn "a prompt arrived", "an item happened", "the
+ * turn ended" into ThreadEvents while numbering turns and items on an `ImportCursor`.
+ */
+import type { ThreadEvent, Usage } from "../../contract/ThreadEvent.ts"
+import type { ItemContext, ThreadItem } from "../../contract/ThreadItem.ts"
+import type { ImportCursor, UsageTotals } from "../ImportCursor.ts"
+import { zeroUsage } from "../ImportCursor.ts"
+
+/** The cursor after recording `ts` as the last source timestamp (empty strings keep the old one). */
+export const seen = (c: ImportCursor, ts: string | undefined): ImportCursor =>
+  ts === undefined || ts.length === 0 ? c : { ...c, lastTs: ts }
+
+/** `thread.started` once, before anything else of the session. */
+export const startThread = (c: ImportCursor): { cursor: ImportCursor; events: Array<ThreadEvent> } =>
+  c.started
+    ? { cursor: c, events: [] }
+    : { cursor: { ...c, started: true }, events: [{ type: "thread.started", thread_id: c.identity.threadId }] }
+
+const toUsage = (u: UsageTotals): Usage => ({
+  input_tokens: u.input_tokens,
+  cached_input_tokens: u.cached_input_tokens,
+  cache_creation_tokens: u.cache_creation_tokens,
+  output_tokens: u.output_tokens
+})
+
+/** Closes the open turn (if any) with `turn.completed` carrying its usage; a no-op without an open turn. */
+export const closeTurn = (c: ImportCursor): { cursor: ImportCursor; events: Array<ThreadEvent> } => {
+  if (!c.open) return { cursor: c, events: [] }
+  const event: ThreadEvent = {
+    type: "turn.completed",
+    ...(c.lastTs.length > 0 ? { completed_at: c.lastTs } : {}),
+    usage: toUsage(c.usage)
+  }
+  return { cursor: { ...c, open: false, usage: zeroUsage }, events: [event] }
+}
+
+/** Ends the open turn with `turn.failed` (an aborted or interrupted turn); a no-op without an open turn. */
+export const failTurn = (c: ImportCursor, message: string): { cursor: ImportCursor; events: Array<ThreadEvent> } => {
+  if (!c.open) return { cursor: c, events: [] }
+  const event: ThreadEvent = {
+    type: "turn.failed",
+    ...(c.lastTs.length > 0 ? { completed_at: c.lastTs } : {}),
+    message,
+    usage: toUsage(c.usage)
+  }
+  return { cursor: { ...c, open: false, usage: zeroUsage }, events: [event] }
+}
+
+/**
+ * Opens a turn for a user prompt: closes the previous one, then `turn.started` with the prompt (when
+ * the source has its text) in `context.goal`, origin `user`, the source timestamp, and the source's turn id when it has one.
+ */
+export const openTurn = (
+  c: ImportCursor,
+  prompt: string | undefined,
+  ts: string,
+  sourceTurnId?: string
+): { cursor: ImportCursor; events: Array<ThreadEvent> } => {
+  const started = startThread(c)
+  const closed = closeTurn(started.cursor)
+  const turnSeq = closed.cursor.turnSeq + 1
+  const turnId = sourceTurnId !== undefined && sourceTurnId.length > 0 ? sourceTurnId : `turn-${turnSeq}`
+  const cursor: ImportCursor = { ...closed.cursor, open: true, turnSeq, turnId, lastTs: ts.length > 0 ? ts : c.lastTs }
+  const parent = c.identity.parentSessionId
+  const event: ThreadEvent = {
+    type: "turn.started",
+    context: {
+      task_id: c.identity.sessionId,
+      turn_id: turnId,
+      actor_id: c.identity.sessionId,
+      ...(parent === undefined ? {} : { parent_actor_id: parent }),
+      origin: "user",
+      timestamp: cursor.lastTs,
+      ...(prompt === undefined ? {} : { goal: prompt })
+    }
+  }
+  return { cursor, events: [...started.events, ...closed.events, event] }
+}
+
+/** An item body without identity: everything but `id` and `context`. */
+export type ItemBody = ThreadItem extends infer T ? T extends ThreadItem ? Omit<T, "id" | "context"> : never : never
+
+/** The context stamped on every imported item. */
+export const itemContext = (c: ImportCursor, ts: string): ItemContext => {
+  const parent = c.identity.parentSessionId
+  return {
+    task_id: c.identity.sessionId,
+    turn_id: c.turnId.length > 0 ? c.turnId : "turn-0",
+    actor_id: c.identity.sessionId,
+    ...(parent === undefined ? {} : { parent_actor_id: parent }),
+    timestamp: ts.length > 0 ? ts : c.lastTs
+  }
+}
+
+/** The next item id (`item-<n>`, unique within the session) and the cursor that numbered it. */
+export const nextItemId = (c: ImportCursor): { cursor: ImportCursor; id: string } => {
+  const itemSeq = c.itemSeq + 1
+  return { cursor: { ...c, itemSeq }, id: `item-${itemSeq}` }
+}
+
+/** Builds an `item.<phase>` event for `body` with the given id and the cursor's context. */
+export const itemEvent = (
+  phase: "item.started" | "item.updated" | "item.completed",
+  c: ImportCursor,
+  id: string,
+  ts: string,
+  body: ItemBody
+): ThreadEvent => ({ type: phase, item: { context: itemContext(c, ts), id, ...body } })

@@ -1,0 +1,4 @@
+/**
+ * Search over the fleet (`search/`).
+ */
+export * from "./search/index.ts"

@@ -1,0 +1,100 @@
+/**
+ * Verifying a session's audit pack against what the fleet holds (docs/fleet.md#fleet-queries),
+ * so audit evidence outlives the machine that recorded it: the pack is the replicated
+ * `derived/audit-pack.json`; `events.jsonl` is the log rebuilt from the latest epoch's lines (in
+ * offset order, each followed by `\n`), every other file is its row in `files`. Sizes and SHA-256
+ * are recomputed from the stored bytes as they stream, never taken from the stored digests, so a
+ * tampered row is found. The comparison itself is the read side's (`verifyPackAgainst`).
+ */
+import { AUDIT_PACK_FILE_NAME, comparePathBytes, decodeAuditPackText, entryPathProblem } from "@logbook/domain"
+import type { SessionAuditPack } from "@logbook/domain"
+import type { AuditVerification, PackFileFinding, PackFileSource } from "@logbook/projections"
+import { verifyPackAgainst } from "@logbook/projections"
+import { Effect, Result, Schema, Stream } from "effect"
+import type * as SqlClient from "effect/sql/SqlClient"
+import type { KeyObject } from "node:crypto"
+import type { FleetError, FleetTarget } from "../db/FleetDatabase.ts"
+import type { FleetSessionRow } from "../db/FleetSessionData.ts"
+import { digestChunks, findFleetSession, fleetFileContent, fleetFiles, fleetLogLines } from "../db/FleetSessionData.ts"
+
+/** The pack `fleet pack verify` reads, relative to the session directory. */
+export const FLEET_PACK_PATH = `derived/${AUDIT_PACK_FILE_NAME}`
+
+/** The fleet holds no audit pack for the session (none was made, or it was not replicated yet). */
+export class FleetPackMissing extends Schema.TaggedError<FleetPackMissing>()("FleetPackMissing", {
+  session: Schema.String,
+  pack: Schema.String
+}) {
+  override get message(): string {
+    return `the fleet holds no audit pack for session ${this.session} (${this.pack})`
+  }
+}
+
+/** Where a fleet session's pack is, as printed: `<host:port/database>:<session>/derived/audit-pack.json`. */
+export const fleetPackLocation = (target: FleetTarget, session: string): string =>
+  `${target.display}:${session}/${FLEET_PACK_PATH}`
+
+/** A fleet session's files as a pack source: the rebuilt log and the rows of `files`. */
+const fleetPackSource = (
+  target: FleetTarget,
+  row: FleetSessionRow
+): Effect.Effect<PackFileSource<FleetError, SqlClient.SqlClient>, FleetError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const operation = "fleet.pack.verify"
+    const files = yield* fleetFiles(target, operation, row.sessionId)
+    const stored = new Set(files.map((f) => f.path))
+    const found = (digest: { readonly bytes: number; readonly sha256: string }): PackFileFinding => ({
+      _tag: "Found",
+      bytes: digest.bytes,
+      sha256: digest.sha256
+    })
+    const describe = (path: string): Effect.Effect<PackFileFinding, FleetError, SqlClient.SqlClient> =>
+      path === "events.jsonl"
+        ? Effect.map(
+          digestChunks(fleetLogLines(target, operation, row.sessionId, row.epoch).pipe(Stream.map((l) => l.bytes))),
+          found
+        )
+        : stored.has(path)
+        ? Effect.map(digestChunks(fleetFileContent(target, operation, row.sessionId, path)), found)
+        : Effect.succeed({ _tag: "Missing" })
+    const listed = [
+      "events.jsonl",
+      ...files.map((f) => f.path).filter((p) =>
+        p !== "events.jsonl" && entryPathProblem(p) === undefined && !isPackFile(p)
+      )
+    ].sort(comparePathBytes)
+    return { describe, files: Effect.succeed(listed) }
+  })
+
+const isPackFile = (path: string): boolean => path === AUDIT_PACK_FILE_NAME || path.endsWith(`/${AUDIT_PACK_FILE_NAME}`)
+
+/** Options of {@link verifyFleetPack}. */
+export interface FleetPackVerifyOptions {
+  /** Requires a valid signature by this Ed25519 public key; an unsigned pack then fails. */
+  readonly publicKey?: KeyObject
+}
+
+/**
+ * Verifies a fleet session against its replicated pack, as `verifyAuditPack` verifies a
+ * directory: `FleetSessionNotFound` without the session, `FleetPackMissing` without a pack,
+ * `InvalidPack` for a pack that does not decode or names an unsafe path; otherwise the result.
+ */
+export const verifyFleetPack = (target: FleetTarget, session: string, options: FleetPackVerifyOptions = {}) =>
+  Effect.gen(function*() {
+    const operation = "fleet.pack.verify"
+    const row = yield* findFleetSession(target, operation, session)
+    const packPath = fleetPackLocation(target, row.sessionId)
+    const files = yield* fleetFiles(target, operation, row.sessionId)
+    if (!files.some((f) => f.path === FLEET_PACK_PATH)) {
+      return yield* new FleetPackMissing({ session: row.sessionId, pack: packPath })
+    }
+    const chunks = yield* Stream.runCollect(fleetFileContent(target, operation, row.sessionId, FLEET_PACK_PATH))
+    const decoded = decodeAuditPackText(new TextDecoder().decode(Buffer.concat(chunks)), packPath)
+    const pack: SessionAuditPack = Result.isFailure(decoded) ? yield* decoded.failure : decoded.success
+    const source = yield* fleetPackSource(target, row)
+    const result: AuditVerification = yield* verifyPackAgainst(pack, source, {
+      packPath,
+      ...(options.publicKey === undefined ? {} : { publicKey: options.publicKey })
+    })
+    return { row, pack, packPath, result }
+  })

@@ -1,0 +1,4 @@
+/**
+ * Audit packs verified against what the fleet holds.
+ */
+export * from "./FleetPackVerify.ts"

@@ -1,0 +1,5 @@
+/**
+ * Fleet sessions: listing, showing and restoring replicated sessions.
+ */
+export * from "./FleetRestore.ts"
+export * from "./FleetSessions.ts"

@@ -1,0 +1,4 @@
+/**
+ * Matrix state replayed from a session's `matrix.updated` checkpoints.
+ */
+export * from "./MatrixState.ts"

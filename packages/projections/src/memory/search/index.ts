@@ -1,0 +1,5 @@
+/**
+ * Search over facts and full history: document extraction, the incremental BM25 index with its
+ * snapshot, and queries.
+ */
+export * from "./MemorySearch.ts"

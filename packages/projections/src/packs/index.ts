@@ -1,0 +1,5 @@
+/**
+ * Audit packs over a session directory: create, verify, sign.
+ */
+export * from "./AuditPack.ts"
+export * from "./PackSigning.ts"

@@ -1,0 +1,272 @@
+/**
+ * `logbook import codex|claude|gemini|exec|auto [PATH…]`: turns the sessions other agents wrote into Logbook
+ * sessions (docs/import.md). Without paths, `codex` reads `$CODEX_HOME/sessions` and
+ * `$CODEX_HOME/archived_sessions` (`CODEX_HOME` defaults to `~/.codex`) and `claude` reads
+ * `~/.claude/projects`. Prints a summary (sessions created / updated / unchanged, events written,
+ * records and lines skipped by reason), or the whole report with `--json`; exits 1 at the end when
+ * any source failed or was refused, after importing all the others.
+ */
+import type { ImportFormat } from "@logbook/domain"
+import type { ImportReport, SourceReport } from "@logbook/projections"
+import { deriveImportedMemory, emptyReport, importInput, importSessions, summarise } from "@logbook/projections"
+import { Config, Duration, Effect, Option, Stdio } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import * as NodeOs from "node:os"
+import * as NodePath from "node:path"
+import { CommandFailed } from "../Errors.ts"
+import { jsonFlag } from "../Flags.ts"
+import { note, printJson, printLines, shellQuote, table } from "../Output.ts"
+import { Invocation, location } from "../Root.ts"
+
+const pathsArgument = Argument.String("path").pipe(
+  Argument.withDescription("Session files or directories (walked recursively; links are never followed)"),
+  Argument.variadic()
+)
+
+const watchFlag = Flag.Boolean("watch").pipe(
+  Flag.withDescription(
+    "After importing, keep following the sources and import what they gain (a half-written last line waits " +
+      "for its newline); prints one line per session created or updated; stop with Ctrl-C"
+  ),
+  Flag.withDefault(false)
+)
+
+const intervalFlag = Flag.Int("interval").pipe(
+  Flag.filter((n) => n >= 1 && n <= 3600, (n) => `--interval must be between 1 and 3600 seconds, got ${n}`),
+  Flag.withDescription("Seconds between two looks at the sources with --watch (default 2)"),
+  Flag.withDefault(2)
+)
+
+const envOr = (name: string) =>
+  Config.option(Config.String(name)).pipe(
+    Effect.orElseSucceed(() => Option.none<string>()),
+    Effect.map(Option.filter((v) => v.length > 0))
+  )
+
+const home = Effect.map(envOr("HOME"), Option.getOrElse(() => NodeOs.homedir()))
+
+/** The default sources of a format when no path is given. */
+const defaultPaths = (format: ImportFormat | "auto") =>
+  Effect.gen(function*() {
+    const dir = yield* home
+    if (format === "codex") {
+      const codexHome = Option.getOrElse(yield* envOr("CODEX_HOME"), () => NodePath.join(dir, ".codex"))
+      return [NodePath.join(codexHome, "sessions"), NodePath.join(codexHome, "archived_sessions")]
+    }
+    if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
+    if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
+    return []
+  })
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
+
+const summaryLines = (report: ImportReport, sessionsDir: string, next: string): Array<string> => {
+  const lines = [
+    `Imported ${plural(report.sources.length, "source")} into ${sessionsDir}: ` +
+    `${report.sessions_created} created, ${report.sessions_updated} updated, ${report.sessions_unchanged} unchanged, ` +
+    `${report.sources_failed} failed or refused.`,
+    `${plural(report.events_written, "event")} written from ${plural(report.records_read, "record")}.`
+  ]
+  const skipped = Object.entries(report.records_skipped).sort((a, b) => b[1] - a[1])
+  if (skipped.length > 0) {
+    lines.push("Records with nothing to write (duplicates, settings, types the contract has no place for):")
+    lines.push(...skipped.map(([reason, n]) => `  ${String(n).padStart(6)}  ${reason}`))
+  }
+  const bad = report.sources.flatMap((s) => s.lines_skipped.map((l) => `  ${s.path}:${l.line}: ${l.reason}`))
+  if (report.lines_skipped > 0) {
+    lines.push(`${plural(report.lines_skipped, "line")} skipped:`, ...bad)
+    if (bad.length < report.lines_skipped) lines.push(`  … and ${report.lines_skipped - bad.length} more (see --json)`)
+  }
+  const shown = report.sources.filter((s) => s.status !== "ignored")
+  if (shown.length > 0) {
+    lines.push(
+      ...table(
+        ["status", "session", "events", "source"],
+        shown.map((s) => [s.status, s.session ?? "-", String(s.events_written), sourceNote(s)]),
+        [2]
+      )
+    )
+  }
+  const derived = report.sources.filter((s) => s.memory === "written").length
+  const notDerived = report.sources.filter((s) => s.memory?.startsWith("not derived") === true)
+  if (derived > 0) {
+    lines.push(`${plural(derived, "memory view")} derived from the imported logs (facts and search see them).`)
+  }
+  lines.push(...notDerived.map((s) => `  ${s.session ?? s.path}: memory view ${s.memory ?? ""}`))
+  const first = report.sources.find((s) => s.status === "created" || s.status === "updated")
+  if (first?.session !== undefined) {
+    const session = shellQuote(first.session)
+    lines.push(`Next: ${next} show ${session}; ${next} explain ${session}; ${next} search <words> --in history`)
+  }
+  return lines
+}
+
+const sourceNote = (s: SourceReport): string => {
+  const notes = [
+    s.lines_split > 0 ? `${plural(s.lines_split, "line")} held two records (both kept)` : "",
+    s.pending_tail_bytes > 0 ? `unfinished last line (${s.pending_tail_bytes} B) left for later` : "",
+    s.reason ?? ""
+  ].filter((n) => n.length > 0)
+  return notes.length === 0 ? s.path : `${s.path} (${notes.join("; ")})`
+}
+
+const failedStdin = (reason: string): SourceReport => emptyReport("-", "failed", reason, "exec")
+
+interface WatchOptions {
+  readonly watch: boolean
+  readonly interval: number
+}
+
+/** One line per source a watch pass created, updated, or could not import (each problem said once). */
+const watchLines = (report: ImportReport, told: Set<string>, json: boolean): Array<string> =>
+  report.sources.flatMap((s) => {
+    if (s.status === "created" || s.status === "updated") {
+      return [
+        json
+          ? JSON.stringify(s)
+          : `${s.status} ${s.session ?? "-"}: +${plural(s.events_written, "event")} from ${s.path}`
+      ]
+    }
+    if (s.status !== "failed" && s.status !== "refused") return []
+    const key = `${s.path}\u0000${s.reason ?? ""}`
+    if (told.has(key)) return []
+    told.add(key)
+    return [json ? JSON.stringify(s) : `${s.status} ${s.path}: ${s.reason ?? ""}`]
+  })
+
+/** Keeps importing what the sources gain, every `interval` seconds, until interrupted. */
+const watchSources = (
+  sessionsDir: string,
+  format: ImportFormat | "auto",
+  paths: ReadonlyArray<string>,
+  interval: number,
+  json: boolean
+) =>
+  Effect.gen(function*() {
+    const signatures = new Map<string, string>()
+    const told = new Set<string>()
+    yield* note(`watching ${paths.join(", ")} every ${interval} s; stop with Ctrl-C`)
+    return yield* Effect.forever(Effect.gen(function*() {
+      const report = yield* importSessions({ sessionsDir, format, paths, signatures })
+      const lines = watchLines(report, told, json)
+      if (lines.length > 0) yield* printLines(...lines)
+      yield* Effect.sleep(Duration.seconds(interval))
+    }))
+  })
+
+const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, json: boolean, watch: WatchOptions) =>
+  Effect.gen(function*() {
+    const where = yield* location
+    if (format === "auto" && given.length === 0) {
+      return yield* new CommandFailed({
+        detail: "import auto needs at least one PATH",
+        hint: "give the files or directories to import, e.g. `logbook import auto ~/.codex/sessions`"
+      })
+    }
+    const paths = given.length > 0 ? given : yield* defaultPaths(format)
+    const stdio = yield* Stdio.Stdio
+    const terminal = yield* stdio.stderrIsTerminal
+    let shown = false
+    const onProgress = terminal
+      ? (done: number, total: number, path: string) => {
+        shown = true
+        // Synchronous on purpose: called from inside the import loop, between sources.
+        process.stderr.write(`\r\u001b[Kimporting ${done}/${total}: ${NodePath.basename(path)}`)
+      }
+      : undefined
+    const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
+    if (watch.watch) {
+      if (fromStdin) {
+        return yield* new CommandFailed({
+          detail: "--watch follows files or directories, not stdin",
+          hint: "give the files `codex exec --json` writes to, or drop --watch"
+        })
+      }
+      return yield* watchSources(where.sessionsDir, format, paths, watch.interval, json)
+    }
+    const imported = fromStdin
+      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin }, "exec").pipe(
+        Effect.flatMap((source) => deriveImportedMemory(where.sessionsDir, source)),
+        Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
+        Effect.map((source) => summarise([source]))
+      )
+      : importSessions({ sessionsDir: where.sessionsDir, format, paths, onProgress })
+    const report = yield* imported.pipe(
+      Effect.ensuring(Effect.sync(() => {
+        if (shown) process.stderr.write("\r\u001b[K")
+      }))
+    )
+    const invocation = yield* Invocation
+    const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
+    if (json) yield* printJson(report)
+    else yield* printLines(...summaryLines(report, where.sessionsDir, next))
+    const failed = report.sources.filter((s) => s.status === "failed" || s.status === "refused")
+    if (failed.length > 0) {
+      return yield* new CommandFailed({
+        detail: `${plural(failed.length, "source")} could not be imported: ` +
+          failed.map((s) => `${s.path} (${s.reason ?? s.status})`).join("; "),
+        hint: "the other sources were imported; fix or remove these and run the import again (it is idempotent)"
+      })
+    }
+  })
+
+const formatCommand = (format: ImportFormat | "auto", summary: string, description: string, example: string) =>
+  Command.make(
+    format,
+    { paths: pathsArgument, json: jsonFlag, watch: watchFlag, interval: intervalFlag },
+    ({ interval, json, paths, watch }) => runImport(format, paths, json, { watch, interval })
+  )
+    .pipe(
+      Command.withShortDescription(summary),
+      Command.withDescription(description),
+      Command.withExamples([{ command: example, description: summary }])
+    )
+
+/** `import`: the importers of foreign session formats. */
+export const importCommand = Command.make("import").pipe(
+  Command.withShortDescription(
+    "Import Codex CLI, Claude Code and Gemini CLI sessions and `codex exec --json` output"
+  ),
+  Command.withDescription(
+    "Import the sessions other agents already wrote, one Logbook session per source thread " +
+      "(codex-<thread id>, claude-<session id>). Re-importing is idempotent: unchanged sources write " +
+      "nothing, grown ones only their new records, changed ones are refused. See docs/import.md."
+  ),
+  Command.withSubcommands([
+    formatCommand(
+      "codex",
+      "Import Codex CLI rollouts (default: $CODEX_HOME/sessions and archived_sessions)",
+      "Import Codex CLI rollout files (rollout-*.jsonl). Without PATH, reads $CODEX_HOME/sessions and " +
+        "$CODEX_HOME/archived_sessions, CODEX_HOME defaulting to ~/.codex.",
+      "logbook import codex"
+    ),
+    formatCommand(
+      "claude",
+      "Import Claude Code transcripts (default: ~/.claude/projects)",
+      "Import Claude Code transcripts (<session>.jsonl, subagents/agent-*.jsonl as their own sessions naming " +
+        "their parent). Without PATH, reads ~/.claude/projects.",
+      "logbook import claude ~/.claude/projects/-Users-me-repo"
+    ),
+    formatCommand(
+      "exec",
+      "Import `codex exec --json` output from files or stdin (`-` or no FILE)",
+      "Import the JSON lines `codex exec --json` prints (e.g. saved CI logs); `#` comment lines are ignored. " +
+        "With no FILE or with `-`, reads stdin.",
+      "codex exec --json 'fix the tests' | logbook import exec -"
+    ),
+    formatCommand(
+      "gemini",
+      "Import Gemini CLI sessions (default: ~/.gemini/tmp)",
+      "Import Gemini CLI sessions: session-*.json files (one JSON object with messages) and the newer JSONL " +
+        "form. Without PATH, reads ~/.gemini/tmp.",
+      "logbook import gemini ~/.gemini/tmp"
+    ),
+    formatCommand(
+      "auto",
+      "Import files of any supported format, recognised from their content",
+      "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
+        "Code transcripts, Gemini CLI sessions, codex exec --json output); files of no known format are ignored.",
+      "logbook import auto ./backups"
+    )
+  ])
+)

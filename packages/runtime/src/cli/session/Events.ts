@@ -1,0 +1,123 @@
+/**
+ * `logbook events <session> [--follow] [--offsets]` and `logbook turn <session> <n>`: events as
+ * JSONL, one bare ThreadEvent per line in canonical encoding (with `--offsets`, wrapped as
+ * `{"offset":N,"event":…}` with the byte offset of its line in `events.jsonl`), read straight
+ * from `events.jsonl` without opening (locking or repairing) the session. Lines that are not
+ * valid records are reported on stderr with their byte offsets and skipped. A count beyond
+ * 2^53 − 1 is printed as the nearest double (docs/format-notes.md#u64-counts).
+ */
+import { encodeEventForDisplay } from "@logbook/domain"
+import type { LogRecord } from "@logbook/projections"
+import { findSession, followEventRecords, readEventRecords, readTurn } from "@logbook/projections"
+import type { SessionFs, StoreIoError } from "@logbook/store"
+import { Effect, Stream } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { sessionArgument } from "../Flags.ts"
+import { note, streamOut, withProgress } from "../Output.ts"
+import { location } from "../Root.ts"
+
+const skippedNote = (record: LogRecord): string | undefined => {
+  switch (record._tag) {
+    case "Event":
+      return undefined
+    case "Skipped":
+      return `note: skipped ${record.kind} line at byte ${record.offset} (${record.length} bytes): ${record.reason}`
+    case "Rewritten":
+      return `note: events.jsonl was rewritten by cap eviction (${record.previousLength} -> ${record.length} bytes); ` +
+        "following continues at its new end — events flushed during the rewrite may not be shown, " +
+        "`logbook events <session>` prints the whole retained log"
+  }
+}
+
+/** Options of {@link printRecords}. */
+export interface PrintOptions {
+  /** Wrap each event as `{"offset":N,"event":…}`, N being the byte offset of its line. */
+  readonly offsets?: boolean | undefined
+}
+
+/**
+ * Prints the events of a record stream as JSONL on stdout (bare events, or wrapped with their
+ * byte offsets) and the other records as notes on stderr.
+ */
+export const printRecords = <R>(records: Stream.Stream<LogRecord, StoreIoError, R>, options: PrintOptions = {}) =>
+  streamOut(records.pipe(
+    Stream.tap((record) => {
+      const text = skippedNote(record)
+      return text === undefined ? Effect.void : note(text)
+    }),
+    Stream.filter((record) => record._tag === "Event"),
+    Stream.map((record) =>
+      options.offsets === true
+        ? `{"offset":${record.offset},"event":${encodeEventForDisplay(record.event)}}\n`
+        : `${encodeEventForDisplay(record.event)}\n`
+    )
+  ))
+
+/** `events <session> [--follow] [--offsets]`. */
+export const eventsCommand = Command.make(
+  "events",
+  {
+    session: sessionArgument,
+    follow: Flag.Boolean("follow").pipe(
+      Flag.withAlias("f"),
+      Flag.withDescription(
+        "Keep printing new events as they are flushed (a partly written last line waits for its newline) " +
+          "until interrupted with Ctrl-C"
+      ),
+      Flag.withDefault(false)
+    ),
+    offsets: Flag.Boolean("offsets").pipe(
+      Flag.withDescription(
+        "Print each event as {\"offset\":N,\"event\":…}, N being the byte offset of its line in events.jsonl " +
+          "(the offset `verify` and `matrix show` name); works with --follow"
+      ),
+      Flag.withDefault(false)
+    )
+  },
+  Effect.fn("cli.events")(function*({ follow, offsets, session }) {
+    const where = yield* location
+    const paths = yield* findSession(where.sessionsDir, session)
+    const records: Stream.Stream<LogRecord, StoreIoError, SessionFs> = follow
+      ? followEventRecords(paths.events)
+      : readEventRecords(paths.events)
+    yield* printRecords(records, { offsets })
+  })
+).pipe(
+  Command.withShortDescription("Print all retained events as JSONL; --follow keeps printing new ones"),
+  Command.withDescription(
+    "Print every retained event of a session as JSONL (bare events, oldest first; with --offsets each " +
+      "wrapped with the byte offset of its line). Read-only; malformed lines are skipped and reported on " +
+      "stderr with their byte offsets."
+  ),
+  Command.withExamples([
+    { command: "logbook events demo", description: "All retained events of `demo`" },
+    { command: "logbook events demo --follow", description: "Then keep printing events as they are flushed" },
+    { command: "logbook events demo --offsets", description: "Each event with the byte offset of its line" }
+  ])
+)
+
+/** `turn <session> <n>`. */
+export const turnCommand = Command.make(
+  "turn",
+  {
+    session: sessionArgument,
+    turn: Argument.Int("n").pipe(Argument.withDescription("Turn number (1 = the first turn of the session)"))
+  },
+  Effect.fn("cli.turn")(function*({ session, turn }) {
+    const where = yield* location
+    const located = yield* withProgress(
+      `rescanning ${session}`,
+      (onProgress) => readTurn(where.sessionsDir, session, turn, { onProgress })
+    )
+    yield* printRecords(located.records)
+  })
+).pipe(
+  Command.withShortDescription("Print one turn's events as JSONL (exit 3 never existed, 4 evicted)"),
+  Command.withDescription(
+    "Print the events of one turn as JSONL (bare events, in file order; an open turn too). " +
+      "Exit 3 when the turn never existed, 4 when cap eviction removed it. Read-only."
+  ),
+  Command.withExamples([
+    { command: "logbook turn demo 1", description: "The events of turn 1 of `demo`" }
+  ])
+)

@@ -1,0 +1,135 @@
+/**
+ * `logbook replicate` in-process against the test fleet: a pass replicates every session and says
+ * so without ever printing the connection string; `--json` gives the per-session result; no URL is
+ * a usage error; a conflicting line exits 5 with the conflict on stderr.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { layerFleetClient } from "@logbook/fleet"
+import {
+  busyServerRetry,
+  fleetTestTarget,
+  nodeLayer,
+  openLog,
+  resetFleetDatabase,
+  sessionsRoot,
+  turn
+} from "@logbook/testkit"
+import { Effect, Redacted } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as fs from "node:fs"
+import { assertBuilt, eventually, runInBackground } from "../harness.ts"
+import { logbook } from "../inProcess.ts"
+
+/** Runs `effect` on a client that is closed afterwards (the embedded server admits one connection at a time). */
+const withFleet = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.flatMap(
+    fleetTestTarget,
+    (target) =>
+      effect.pipe(
+        Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
+        // The embedded server refuses a connection until it has seen the previous one close.
+        Effect.retry(busyServerRetry),
+        Effect.orDie
+      )
+  )
+
+/** The test database URL with a password added, to check that it is never printed. */
+const urlWithPassword = Effect.map(fleetTestTarget, (target) => {
+  const url = new URL(Redacted.value(target.url))
+  url.password = "s3cret-pw"
+  return url.toString()
+})
+
+const seed = (root: string, id: string, turns: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    const log = yield* openLog(root, id)
+    for (let i = 0; i < turns; i++) {
+      for (const e of turn(`text ${i}`)) yield* log.append(e)
+    }
+    yield* log.flush
+  })).pipe(Effect.provide(nodeLayer()), Effect.orDie)
+
+describe("logbook replicate", () => {
+  it.live("replicates every session once and never prints the connection string", () =>
+    Effect.gen(function*() {
+      yield* withFleet(resetFleetDatabase)
+      const { root } = yield* sessionsRoot("cli-replicate")
+      yield* seed(root, "alpha", 2)
+      yield* seed(root, "beta", 3)
+      const url = yield* urlWithPassword
+      const first = yield* logbook(["--sessions-dir", root, "replicate"], { env: { LOGBOOK_DATABASE_URL: url } })
+      assert.strictEqual(first.exitCode, 0, first.stderr)
+      assert.match(first.stdout, /Replicated 15 line\(s\) .* of 2 session\(s\)/)
+      for (const text of [first.stdout, first.stderr]) {
+        assert.notInclude(text, "s3cret-pw")
+        assert.notInclude(text, url)
+      }
+      const again = yield* logbook(["--sessions-dir", root, "replicate", "--to", url, "--json"])
+      assert.strictEqual(again.exitCode, 0, again.stderr)
+      const report = JSON.parse(again.stdout) as {
+        inserted: number
+        sessions: Array<{ session_id: string; offset: number; conflict: unknown }>
+      }
+      assert.strictEqual(report.inserted, 0)
+      assert.deepStrictEqual(report.sessions.map((s) => s.session_id).sort(), ["alpha", "beta"])
+      const count = yield* withFleet(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly n: bigint | number }>`select count(*) as n from events`
+      }))
+      assert.strictEqual(Number(count[0]?.n), 15)
+    }), { timeout: 120_000 })
+
+  it.live("without --to or LOGBOOK_DATABASE_URL it is a usage error", () =>
+    Effect.gen(function*() {
+      const { root } = yield* sessionsRoot("cli-replicate-nourl")
+      const r = yield* logbook(["--sessions-dir", root, "replicate"])
+      assert.strictEqual(r.exitCode, 2)
+      assert.include(r.stderr, "LOGBOOK_DATABASE_URL")
+    }))
+
+  it.live("a conflicting line exits 5 and is reported on stderr", () =>
+    Effect.gen(function*() {
+      yield* withFleet(resetFleetDatabase)
+      const { root } = yield* sessionsRoot("cli-replicate-conflict")
+      yield* seed(root, "gamma", 2)
+      const url = yield* urlWithPassword
+      const first = yield* logbook(["--sessions-dir", root, "replicate", "--to", url])
+      assert.strictEqual(first.exitCode, 0, first.stderr)
+      yield* withFleet(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`delete from replication_cursors where session_id = 'gamma'`
+      }))
+      const events = `${root}/gamma/events.jsonl`
+      const bytes = fs.readFileSync(events)
+      bytes.write("TEXT", bytes.indexOf("text 1"))
+      fs.writeFileSync(events, bytes)
+      const r = yield* logbook(["--sessions-dir", root, "replicate", "--to", url])
+      assert.strictEqual(r.exitCode, 5, r.stderr)
+      assert.include(r.stderr, "replication conflict in session gamma")
+      assert.notInclude(r.stderr, "s3cret-pw")
+    }), { timeout: 120_000 })
+
+  it.live("--watch keeps replicating new lines until interrupted", () =>
+    Effect.gen(function*() {
+      assertBuilt()
+      yield* withFleet(resetFleetDatabase)
+      const { base, root } = yield* sessionsRoot("cli-replicate-watch")
+      yield* seed(root, "delta", 2)
+      const url = yield* urlWithPassword
+      const watch = yield* runInBackground(["--sessions-dir", root, "replicate", "--watch"], {
+        cwd: base,
+        env: { LOGBOOK_DATABASE_URL: url }
+      })
+      const newLines = () => (watch.stderr().match(/new line\(s\)/g) ?? []).length
+      yield* eventually("the first pass", () => newLines() >= 1)
+      yield* seed(root, "delta", 3)
+      yield* eventually("the appended lines", () => newLines() >= 2)
+      const stopped = yield* watch.stop("SIGINT")
+      assert.notInclude(stopped.stderr, "s3cret-pw")
+      const count = yield* withFleet(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return yield* sql<{ readonly n: bigint | number }>`select count(*) as n from events where session_id = 'delta'`
+      }))
+      assert.strictEqual(Number(count[0]?.n), 15)
+    }), { timeout: 120_000 })
+})

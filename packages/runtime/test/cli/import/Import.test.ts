@@ -1,0 +1,231 @@
+/**
+ * `logbook import` end to end (in-process): every real fixture imports with exit 0 and the
+ * imported sessions pass `verify` and can be read with `show`, `turn` and `events`; a second
+ * import is reported unchanged and leaves `events.jsonl` byte-identical; `--json` prints the
+ * report; a missing path or a link fails with exit 1 after the other sources were imported.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { tempDir } from "@logbook/testkit"
+import { Effect, Fiber } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { logbook } from "../inProcess.ts"
+
+const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "projections", "test", "fixtures", "realdata")
+const codexDir = path.join(realdata, "codex-rollout")
+const claudeDir = path.join(realdata, "claude-code")
+
+const eventsFiles = (sessionsDir: string): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const name of fs.readdirSync(sessionsDir).sort()) {
+    const file = path.join(sessionsDir, name, "events.jsonl")
+    if (fs.existsSync(file)) out[name] = fs.readFileSync(file, "base64")
+  }
+  return out
+}
+
+interface Report {
+  readonly sessions_created: number
+  readonly sessions_unchanged: number
+  readonly sources: ReadonlyArray<{ readonly session: string; readonly status: string }>
+}
+
+describe("logbook import", () => {
+  it.effect(
+    "imports every real Codex and Claude fixture; show, turn, events and verify work on each session",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const codex = yield* logbook(["--sessions-dir", dir, "import", "codex", codexDir])
+        assert.strictEqual(codex.exitCode, 0, codex.stderr)
+        assert.include(codex.stdout, "2 created")
+        const claude = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir, "--json"])
+        assert.strictEqual(claude.exitCode, 0, claude.stderr)
+        const report: Report = JSON.parse(claude.stdout)
+        assert.strictEqual(report.sessions_created, 3)
+        const sessions = fs.readdirSync(dir).sort()
+        assert.strictEqual(sessions.length, 5)
+        for (const session of sessions) {
+          const verify = yield* logbook(["--sessions-dir", dir, "verify", session])
+          assert.strictEqual(verify.exitCode, 0, `${session}: ${verify.stdout}${verify.stderr}`)
+          const show = yield* logbook(["--sessions-dir", dir, "show", session])
+          assert.strictEqual(show.exitCode, 0, show.stderr)
+          const turn = yield* logbook(["--sessions-dir", dir, "turn", session, "1"])
+          assert.strictEqual(turn.exitCode, 0, turn.stderr)
+          const events = yield* logbook(["--sessions-dir", dir, "events", session])
+          assert.strictEqual(events.exitCode, 0, events.stderr)
+          assert.include(events.stdout, "agent_message")
+        }
+      }),
+    120_000
+  )
+
+  it.effect(
+    "an import derives each session's memory view, so facts, search and explain work on the imported sessions",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const imported = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
+        assert.strictEqual(imported.exitCode, 0, imported.stderr)
+        assert.include(imported.stdout, "3 memory views derived")
+        for (const session of fs.readdirSync(dir)) {
+          const view = JSON.parse(fs.readFileSync(path.join(dir, session, "derived", "memory.json"), "utf8"))
+          assert.strictEqual(view.origin, "derived", session)
+          assert.isAbove(view.grounded_facts.length, 0, session)
+        }
+        const facts = yield* logbook(["--sessions-dir", dir, "facts", "--limit", "50"])
+        assert.strictEqual(facts.exitCode, 0, facts.stderr)
+        assert.include(facts.stdout, "hooks_claudecode_handlers.go")
+        const search = yield* logbook(["--sessions-dir", dir, "search", "repository", "--in", "history", "--json"])
+        assert.strictEqual(search.exitCode, 0, search.stderr)
+        assert.include(search.stdout, "claude-198393f2-22db-477b-ac77-1825bea883ae")
+        const explain = yield* logbook([
+          "--sessions-dir",
+          dir,
+          "explain",
+          "claude-198393f2-22db-477b-ac77-1825bea883ae"
+        ])
+        assert.strictEqual(explain.exitCode, 0, explain.stderr)
+        assert.include(explain.stdout, "## Goal")
+        const again = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
+        assert.strictEqual(again.exitCode, 0, again.stderr)
+        assert.notInclude(again.stdout, "memory views derived")
+      }),
+    120_000
+  )
+
+  it.effect("a second import of the same sources is unchanged and byte-identical", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const first = yield* logbook(["--sessions-dir", dir, "import", "auto", codexDir, claudeDir])
+      assert.strictEqual(first.exitCode, 0, first.stderr)
+      const before = eventsFiles(dir)
+      const again = yield* logbook(["--sessions-dir", dir, "import", "auto", codexDir, claudeDir, "--json"])
+      assert.strictEqual(again.exitCode, 0, again.stderr)
+      const report: Report = JSON.parse(again.stdout)
+      assert.strictEqual(report.sessions_unchanged, 5)
+      assert.deepStrictEqual(eventsFiles(dir), before)
+    }), 120_000)
+
+  it.effect(
+    "a missing path and a symbolic link fail with exit 1 after the other sources were imported",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const links = yield* tempDir("import-links")
+        const link = path.join(links, "linked.jsonl")
+        fs.symlinkSync(path.join(claudeDir, fs.readdirSync(claudeDir)[0] ?? ""), link)
+        const run = yield* logbook([
+          "--sessions-dir",
+          dir,
+          "import",
+          "claude",
+          path.join(links, "missing"),
+          link,
+          claudeDir
+        ])
+        assert.strictEqual(run.exitCode, 1)
+        assert.include(run.stderr, "2 sources could not be imported")
+        assert.include(run.stderr, "symbolic link")
+        assert.strictEqual(fs.readdirSync(dir).length, 3)
+      }),
+    120_000
+  )
+
+  it.effect("codex without a path reads $CODEX_HOME/sessions and archived_sessions", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const codexHome = yield* tempDir("codex-home")
+      const day = path.join(codexHome, "sessions", "2025", "09", "25")
+      fs.mkdirSync(day, { recursive: true })
+      fs.mkdirSync(path.join(codexHome, "archived_sessions"))
+      const [live, archived] = fs.readdirSync(codexDir).sort()
+      fs.copyFileSync(path.join(codexDir, live ?? ""), path.join(day, live ?? ""))
+      fs.copyFileSync(path.join(codexDir, archived ?? ""), path.join(codexHome, "archived_sessions", archived ?? ""))
+      const run = yield* logbook(["--sessions-dir", dir, "import", "codex"], { env: { CODEX_HOME: codexHome } })
+      assert.strictEqual(run.exitCode, 0, run.stderr)
+      assert.include(run.stdout, "2 created")
+    }), 120_000)
+
+  it.effect(
+    "exec reads codex exec --json lines from stdin (comment lines ignored) and is idempotent",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const execDir = path.join(realdata, "codex-exec-json")
+        const file = fs.readdirSync(execDir).find((name) => name.includes("COMMENT")) ?? ""
+        const input = fs.readFileSync(path.join(execDir, file), "utf8")
+        const first = yield* logbook(["--sessions-dir", dir, "import", "exec", "-"], { input })
+        assert.strictEqual(first.exitCode, 0, first.stderr)
+        assert.include(first.stdout, "1 created")
+        const [session] = fs.readdirSync(dir)
+        const verify = yield* logbook(["--sessions-dir", dir, "verify", session ?? ""])
+        assert.strictEqual(verify.exitCode, 0, verify.stdout)
+        const again = yield* logbook(["--sessions-dir", dir, "import", "exec"], { input })
+        assert.strictEqual(again.exitCode, 0, again.stderr)
+        assert.include(again.stdout, "1 unchanged")
+      }),
+    120_000
+  )
+
+  it.live(
+    "--watch imports what a growing rollout gains, waiting for a half-written line to be finished",
+    () =>
+      Effect.gen(function*() {
+        const file = path.join(codexDir, fs.readdirSync(codexDir).sort()[0] ?? "")
+        const bytes = fs.readFileSync(file)
+        const whole = yield* tempDir("import-cli")
+        const once = yield* logbook(["--sessions-dir", whole, "import", "codex", file])
+        assert.strictEqual(once.exitCode, 0, once.stderr)
+        const dir = yield* tempDir("import-cli")
+        const src = yield* tempDir("import-watch")
+        const live = path.join(src, path.basename(file))
+        const cut = Math.floor(bytes.length / 2)
+        fs.writeFileSync(live, bytes.subarray(0, cut))
+        const watcher = yield* Effect.forkChild(
+          logbook(["--sessions-dir", dir, "import", "codex", src, "--watch", "--interval", "1"])
+        )
+        const until = (done: () => boolean) =>
+          Effect.gen(function*() {
+            for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("100 millis")
+            assert.isTrue(done(), "the watcher did not catch up")
+          })
+        const [session] = fs.readdirSync(whole)
+        const imported = () => fs.existsSync(path.join(dir, session ?? "", "derived", "import.json"))
+        yield* until(imported)
+        fs.appendFileSync(live, bytes.subarray(cut))
+        const expected = fs.readFileSync(path.join(whole, session ?? "", "events.jsonl"), "base64")
+        const current = () => {
+          const events = path.join(dir, session ?? "", "events.jsonl")
+          return fs.existsSync(events) && fs.readFileSync(events, "base64") === expected
+        }
+        yield* until(current)
+        yield* Fiber.interrupt(watcher)
+      }),
+    120_000
+  )
+
+  it.effect(
+    "exec and Gemini fixtures import with exit 0 and their sessions verify clean",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const run = yield* logbook([
+          "--sessions-dir",
+          dir,
+          "import",
+          "auto",
+          path.join(realdata, "codex-exec-json"),
+          path.join(realdata, "gemini-cli")
+        ])
+        assert.strictEqual(run.exitCode, 0, run.stderr)
+        const sessions = fs.readdirSync(dir)
+        assert.strictEqual(sessions.length, 9)
+        for (const session of sessions) {
+          const verify = yield* logbook(["--sessions-dir", dir, "verify", session])
+          assert.strictEqual(verify.exitCode, 0, `${session}: ${verify.stdout}`)
+        }
+      }),
+    120_000
+  )
+})
