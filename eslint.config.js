@@ -1,9 +1,10 @@
 // Lint and formatting rules for the whole workspace. Formatting is enforced through dprint
 // (via @effect/eslint-plugin) so `npm run lint:fix` is the only formatter anyone needs.
 // Architecture rules: imports point down (runtime → fleet → projections → store → domain) and
-// `domain` stays pure.
+// `domain` stays pure; inside a package, feature folders stay apart (eslint/featureFolders.js).
 import effect from "@effect/eslint-plugin"
 import tseslint from "typescript-eslint"
+import featureFolders from "./eslint/featureFolders.js"
 
 const noUpward = (forbidden, extra = []) => ({
   "no-restricted-imports": ["error", {
@@ -47,6 +48,11 @@ export default tseslint.config(
       { group: ["node:*", "fs", "path", "child_process", "os"], message: "domain is pure: no I/O" },
       { group: ["@effect/platform-node", "@effect/platform-node/*"], message: "domain is pure: no platform layers" }
     ])
+  },
+  {
+    files: ["packages/*/src/**/*.ts"],
+    plugins: { logbook: featureFolders },
+    rules: { "logbook/feature-folders": "error" }
   },
   { files: ["packages/store/src/**/*.ts"], rules: noUpward(["projections", "fleet", "runtime"]) },
   { files: ["packages/projections/src/**/*.ts"], rules: noUpward(["fleet", "runtime"]) },

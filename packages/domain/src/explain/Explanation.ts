@@ -16,7 +16,7 @@
 import { Result } from "effect"
 import { LABEL_LIMIT, publicIdentity, publicPath, publicText, RATIONALE_LIMIT } from "../contract/Redaction.ts"
 import { isKnownEventType } from "../contract/ThreadEvent.ts"
-import type { UsageTotals } from "../import/ImportCursor.ts"
+import type { UsageTotals } from "../contract/Usage.ts"
 import { isJsonObject } from "../internal/jsonText.ts"
 
 /**

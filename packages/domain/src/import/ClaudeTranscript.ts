@@ -10,14 +10,10 @@
  */
 import { Schema } from "effect"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
-import type { ImportIdentity, ImportMapper, MapStep, UsageTotals } from "./ImportCursor.ts"
-import {
-  addUsage,
-  ImportCursor as ImportCursorSchema,
-  initialCursor,
-  UsageTotals as UsageTotalsSchema,
-  zeroUsage
-} from "./ImportCursor.ts"
+import type { UsageTotals } from "../contract/Usage.ts"
+import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
+import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
+import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 

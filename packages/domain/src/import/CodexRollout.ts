@@ -12,14 +12,10 @@
 import { Schema } from "effect"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { FileUpdateChange } from "../contract/ThreadItem.ts"
-import type { ImportCursor, ImportIdentity, ImportMapper, MapStep, UsageTotals } from "./ImportCursor.ts"
-import {
-  addUsage,
-  ImportCursor as ImportCursorSchema,
-  initialCursor,
-  UsageTotals as UsageTotalsSchema,
-  zeroUsage
-} from "./ImportCursor.ts"
+import type { UsageTotals } from "../contract/Usage.ts"
+import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
+import type { ImportCursor, ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
+import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, exitCodeOf, field, isRecord, num, obj, parseJsonValue, str } from "./internal/foreignJson.ts"
 import { closeTurn, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 

@@ -4,8 +4,9 @@
  */
 import type { ThreadEvent, Usage } from "../../contract/ThreadEvent.ts"
 import type { ItemContext, ThreadItem } from "../../contract/ThreadItem.ts"
-import type { ImportCursor, UsageTotals } from "../ImportCursor.ts"
-import { zeroUsage } from "../ImportCursor.ts"
+import type { UsageTotals } from "../../contract/Usage.ts"
+import { zeroUsage } from "../../contract/Usage.ts"
+import type { ImportCursor } from "../ImportCursor.ts"
 
 /** The cursor after recording `ts` as the last source timestamp (empty strings keep the old one). */
 export const seen = (c: ImportCursor, ts: string | undefined): ImportCursor =>
