@@ -4,6 +4,7 @@
  * exit code (0 ok, 1 failure, 2 usage, 3 not found, 4 evicted turn or invalid audit pack, 5 integrity problem).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
+import { SearchIndexCache } from "@logbook/projections"
 import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
 import { CliOutput, Command } from "effect/cli"
 import { demoCommand } from "./cli/demo/Demo.ts"
@@ -94,5 +95,7 @@ export const runLogbook = (invocation: string): Effect.Effect<void, CliExit> =>
       const exit = new CliExit({ code: exitCode })
       return text === undefined ? Effect.fail(exit) : Effect.andThen(Console.error(text), Effect.fail(exit))
     }),
-    Effect.provide(Layer.mergeAll(storeLayerNode, NodeServices.layer, CliOutput.layerPresenter(presenter)))
+    Effect.provide(
+      Layer.mergeAll(storeLayerNode, SearchIndexCache.layer, NodeServices.layer, CliOutput.layerPresenter(presenter))
+    )
   )

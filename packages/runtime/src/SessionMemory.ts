@@ -14,7 +14,15 @@ import type {
   StoreIoError,
   SummaryHook
 } from "@logbook/store"
-import { defaultSessionsDir, EventLog, Retention, SessionFs, SessionRegistry, writeMemoryView } from "@logbook/store"
+import {
+  defaultSessionsDir,
+  EventLog,
+  ManifestCache,
+  Retention,
+  SessionFs,
+  SessionRegistry,
+  writeMemoryView
+} from "@logbook/store"
 import { Context, Effect, Layer } from "effect"
 import type { Duration } from "effect"
 import type { GoalTracking } from "./GoalTracking.ts"
@@ -136,8 +144,12 @@ export class SessionMemory
     SessionMemory.layer(options).pipe(Layer.provide(storeLayerNode))
 }
 
-/** Node implementations of the store services: file system, session registry and retention. */
-export const storeLayerNode: Layer.Layer<SessionFs | SessionRegistry | Retention> = Layer.mergeAll(
+/**
+ * Node implementations of the store services: file system, session registry, retention and the
+ * manifest cache (one of each per layer: nothing is shared between two hosts of a process).
+ */
+export const storeLayerNode: Layer.Layer<SessionFs | SessionRegistry | Retention | ManifestCache> = Layer.mergeAll(
   SessionRegistry.layer,
-  Retention.layer
+  Retention.layer,
+  ManifestCache.layer
 ).pipe(Layer.provideMerge(SessionFs.layerNode))

@@ -3,7 +3,7 @@
  * session share counters, turn numbering and the append buffer; the last release publishes
  * metadata, closes the file and releases `session.lock`.
  */
-import { Context, Effect, Layer, RcMap } from "effect"
+import { Context, Effect, Equal, Hash, Layer, RcMap } from "effect"
 import type { Scope } from "effect"
 import { SessionFs } from "../fs/SessionFs.ts"
 import type { CreateDirError, StoreIoError } from "../fs/StoreError.ts"
@@ -13,7 +13,27 @@ import type { OpenRequest } from "./internal/openSession.ts"
 import type { SessionState } from "./internal/sessionState.ts"
 
 /**
- * The process-wide registry of open sessions, keyed by the canonical session directory.
+ * The key of an open session in the registry: equal by canonical directory alone, so every
+ * handle on one directory shares one state, while the request that opens it (the first
+ * acquirer's) travels with the key to the lookup.
+ */
+class OpenKey implements Equal.Equal {
+  readonly dir: string
+  readonly request: OpenRequest
+  constructor(dir: string, request: OpenRequest) {
+    this.dir = dir
+    this.request = request
+  }
+  [Equal.symbol](that: unknown): boolean {
+    return that instanceof OpenKey && that.dir === this.dir
+  }
+  [Hash.symbol](): number {
+    return Hash.string(this.dir)
+  }
+}
+
+/**
+ * The registry of open sessions of a layer (one per host process), keyed by the canonical session directory. of open sessions, keyed by the canonical session directory.
  *
  * **Gotchas**: the key must be canonical (real path of the sessions root + directory name), or
  * two spellings of one path would create two states writing one file.
@@ -28,23 +48,12 @@ export class SessionRegistry extends Context.Service<SessionRegistry, {
     SessionRegistry,
     Effect.gen(function*() {
       const fs = yield* SessionFs
-      // The RcMap lookup only receives the key; the opener's request travels beside it.
-      const pending = new Map<string, OpenRequest>()
-      const map = yield* RcMap.make({
-        lookup: (dir: string) =>
-          Effect.suspend(() => {
-            const request = pending.get(dir)
-            return request === undefined
-              ? Effect.die(new Error(`no open request registered for ${dir}`))
-              : openSessionState(fs, request)
-          })
-      })
+      const map = yield* RcMap.make({ lookup: (key: OpenKey) => openSessionState(fs, key.request) })
       const acquire = Effect.fn("SessionRegistry.acquire")(function*(request: OpenRequest) {
         yield* fs.ensurePrivateDir(request.paths.sessionsDir)
         const root = yield* fs.realPath(request.paths.sessionsDir)
         const key = `${root}/${request.paths.dir.slice(request.paths.sessionsDir.length + 1)}`
-        pending.set(key, request)
-        return yield* RcMap.get(map, key).pipe(Effect.ensuring(Effect.sync(() => pending.delete(key))))
+        return yield* RcMap.get(map, new OpenKey(key, request))
       })
       return SessionRegistry.of({ acquire })
     })

@@ -30,7 +30,7 @@ import { SessionFs } from "../fs/SessionFs.ts"
 import type { SessionFsApi } from "../fs/SessionFs.ts"
 import { StoreIoError } from "../fs/StoreError.ts"
 import type { StoreError } from "../fs/StoreError.ts"
-import { manifestCache } from "../log/internal/manifestLru.ts"
+import { evictCachedManifest } from "../log/internal/manifestLru.ts"
 import { loadManifest } from "../log/MetaStore.ts"
 import { pathsForDir } from "../log/SessionPaths.ts"
 import { regularFileUsage } from "./internal/diskUsage.ts"
@@ -208,7 +208,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
         if (rewritten === undefined) continue
         yield* Effect.ensuring(
           fs.writeAtomic(paths.manifest, rewritten),
-          Effect.sync(() => manifestCache.evict(paths.manifest))
+          evictCachedManifest(paths.manifest)
         )
         marked.push(name)
       }

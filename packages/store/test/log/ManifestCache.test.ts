@@ -1,5 +1,5 @@
 /**
- * The process-wide manifest LRU: a cached manifest is served only while the file's (mtime, size)
+ * The manifest LRU of a host (the `ManifestCache` service): a cached manifest is served only while the file's (mtime, size)
  * is unchanged, so external edits are seen; the store's own manifest writes evict their key; at
  * most 200 manifests are kept.
  */
@@ -10,15 +10,14 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { SessionFs } from "../../src/fs/SessionFs.ts"
 import * as EventLog from "../../src/log/EventLog.ts"
-import {
-  clearManifestCache,
-  loadManifestCached,
-  MANIFEST_CACHE_CAPACITY,
-  manifestCacheSize
-} from "../../src/log/ManifestCache.ts"
+import { loadManifestCached, MANIFEST_CACHE_CAPACITY, ManifestCache } from "../../src/log/ManifestCache.ts"
 import { SessionRegistry } from "../../src/log/SessionRegistry.ts"
 
-const layer = Layer.provideMerge(Layer.fresh(SessionRegistry.layer), SessionFs.layerNode)
+const layer = Layer.mergeAll(Layer.fresh(SessionRegistry.layer), Layer.fresh(ManifestCache.layer)).pipe(
+  Layer.provideMerge(SessionFs.layerNode)
+)
+
+const manifestCacheSize = ManifestCache.use((cache) => Effect.succeed(cache.size()))
 
 const load = (file: string) =>
   Effect.gen(function*() {
@@ -31,7 +30,6 @@ const load = (file: string) =>
 describe("ManifestCache", () => {
   it.effect("serves a cached manifest until the file's mtime or size changes", () =>
     Effect.gen(function*() {
-      yield* clearManifestCache
       const ws = yield* tempWorkspace("manifest-lru")
       const dir = plantSession(ws.sessions, "s", { manifest: { turn_count: 1 } })
       const file = path.join(dir, "manifest.json")
@@ -49,7 +47,6 @@ describe("ManifestCache", () => {
 
   it.effect("is evicted by the store's own manifest writes and keeps at most 200 entries", () =>
     Effect.gen(function*() {
-      yield* clearManifestCache
       const ws = yield* tempWorkspace("manifest-lru")
       const log = yield* EventLog.open({ sessionsDir: ws.sessions, sessionId: "live" })
       yield* log.append({ type: "turn.started" })
@@ -68,4 +65,25 @@ describe("ManifestCache", () => {
       }
       assert.strictEqual(yield* manifestCacheSize, MANIFEST_CACHE_CAPACITY)
     }).pipe(Effect.provide(layer)))
+
+  it.effect("is not shared between hosts", () =>
+    Effect.gen(function*() {
+      const ws = yield* tempWorkspace("manifest-lru")
+      const file = path.join(plantSession(ws.sessions, "s", { manifest: { turn_count: 1 } }), "manifest.json")
+      yield* load(file)
+      assert.strictEqual(yield* manifestCacheSize, 1)
+      const other = yield* Effect.provide(manifestCacheSize, Layer.fresh(ManifestCache.layer))
+      assert.strictEqual(other, 0)
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("without a cache every load reads the file", () =>
+    Effect.gen(function*() {
+      const ws = yield* tempWorkspace("manifest-lru")
+      const file = path.join(plantSession(ws.sessions, "s", { manifest: { turn_count: 1 } }), "manifest.json")
+      fs.utimesSync(file, 1_000, 1_000)
+      assert.strictEqual(Option.getOrUndefined(yield* load(file))?.turn_count, 1)
+      fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace("\"turn_count\":1", "\"turn_count\":7"))
+      fs.utimesSync(file, 1_000, 1_000)
+      assert.strictEqual(Option.getOrUndefined(yield* load(file))?.turn_count, 7)
+    }).pipe(Effect.provide(SessionFs.layerNode)))
 })

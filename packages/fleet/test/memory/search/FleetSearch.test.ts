@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import type { FleetSearchOptions } from "@logbook/fleet"
 import { layerFleetClient, replicateStore, searchFleet, syncSearchDocuments } from "@logbook/fleet"
 import type { MemorySearchResult, SearchScope } from "@logbook/projections"
-import { dropSearchIndexes, importSessions, searchMemory } from "@logbook/projections"
+import { importSessions, searchMemory } from "@logbook/projections"
 import {
   appendAll,
   ev,
@@ -66,7 +66,7 @@ const syncAll = (root: string) =>
   Effect.forEach(sessionNames(root), (name) => syncSearchDocuments(root, name), { concurrency: 1 })
 
 const local = (root: string, query: string, scope: SearchScope, maxResults = 10) =>
-  Effect.andThen(dropSearchIndexes, searchMemory(root, query, { scope, now: NOW, maxResults, snapshot: false }))
+  searchMemory(root, query, { scope, now: NOW, maxResults, snapshot: false })
 
 const fleet = (query: string, scope: FleetSearchOptions["scope"], maxResults = 10) =>
   searchFleet(query, { scope, now: NOW, maxResults })

@@ -3,7 +3,7 @@
  * facts of the session memory views exactly as VT Code's `search_memory` does (BM25 with
  * k1 = 1.2, b = 0.75, the mild recency multiplier, ties by chunk id); `history` ranks the
  * retained turns of every log (goal, agent messages, plans, decisions, commands, paths, errors)
- * by the same rules. An incremental in-process index keeps one segment per session keyed by the
+ * by the same rules. An incremental index (kept by a host's `SearchIndexCache`) keeps one segment per session keyed by the
  * (size, mtime) signature of its source file, so only changed sessions are re-read; a compact
  * snapshot of it under the sessions root lets a one-shot CLI search start without rebuilding.
  */
@@ -12,13 +12,14 @@ import { DEFAULT_MAX_RESULTS, distinctTokens, parseRfc3339, readMemoryFactsText,
 import type { FileInfo, StoreIoError } from "@logbook/store"
 export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
 import { SessionFs } from "@logbook/store"
-import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
+import { Clock, Effect, Option, Result, Stream } from "effect"
 import * as NodePath from "node:path"
 import { readEventRecords } from "../../session/EventStream.ts"
 import { turnedEvents } from "../../session/internal/turnedEvents.ts"
 import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
 import { SearchIndex, sessionDocs } from "./internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "./internal/searchSnapshot.ts"
+import { currentSearchIndexes } from "./SearchIndexCache.ts"
 
 /** What a search ranks: grounded facts of memory views, or retained turns of the logs. */
 export type SearchScope = "facts" | "history"
@@ -58,10 +59,6 @@ export interface MemorySearchResult {
 
 /** The file name of a scope's index snapshot, directly below the sessions root (a dot name: never a session). */
 export const searchSnapshotName = (scope: SearchScope): string => `.logbook-search-${scope}.idx`
-
-// Process-wide indexes, one per (sessions root, scope); one refresh or query at a time mutates them.
-const indexes = new Map<string, SearchIndex>()
-const indexLock = Semaphore.makeUnsafe(1)
 
 const utf8 = new TextDecoder("utf-8")
 
@@ -313,9 +310,13 @@ export const refreshSearchIndex = (
   scope: SearchScope,
   options: { readonly snapshot?: boolean | undefined } = {}
 ): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
-  indexLock.withPermit(refreshUnlocked(sessionsDir, scope, options))
+  Effect.flatMap(
+    currentSearchIndexes,
+    (cache) => cache.lock.withPermit(refreshUnlocked(cache.indexes, sessionsDir, scope, options))
+  )
 
 const refreshUnlocked = (
+  indexes: Map<string, SearchIndex>,
   sessionsDir: string,
   scope: SearchScope,
   options: { readonly snapshot?: boolean | undefined }
@@ -382,9 +383,6 @@ const refreshUnlocked = (
     return { index, stats: { fromSnapshot, rebuilt, removed, sessions: packed.sessionNames.length } }
   })
 
-/** Forgets this process's in-memory indexes (the next search loads the snapshot or rebuilds). */
-export const dropSearchIndexes = Effect.sync(() => indexes.clear())
-
 /** What a result says about its hit: which chunk of which session, and how it ranked. */
 export interface SearchResultHit {
   readonly session: string
@@ -447,8 +445,9 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
     const scope = options.scope ?? "facts"
     const root = NodePath.resolve(sessionsDir)
     const now = options.now ?? Math.floor((yield* Clock.currentTimeMillis) / 1000)
-    const hits = yield* indexLock.withPermit(Effect.gen(function*() {
-      const { index } = yield* refreshUnlocked(root, scope, { snapshot: options.snapshot })
+    const cache = yield* currentSearchIndexes
+    const hits = yield* cache.lock.withPermit(Effect.gen(function*() {
+      const { index } = yield* refreshUnlocked(cache.indexes, root, scope, { snapshot: options.snapshot })
       return index.search(query, {
         maxResults: options.maxResults ?? DEFAULT_MAX_RESULTS,
         minScore: options.minScore ?? 0,

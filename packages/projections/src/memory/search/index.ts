@@ -3,3 +3,4 @@
  * snapshot, and queries.
  */
 export * from "./MemorySearch.ts"
+export * from "./SearchIndexCache.ts"

@@ -13,12 +13,8 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { SearchIndex, sessionDocs } from "../../../src/memory/search/internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "../../../src/memory/search/internal/searchSnapshot.ts"
-import {
-  dropSearchIndexes,
-  refreshSearchIndex,
-  searchMemory,
-  searchSnapshotName
-} from "../../../src/memory/search/MemorySearch.ts"
+import { refreshSearchIndex, searchMemory, searchSnapshotName } from "../../../src/memory/search/MemorySearch.ts"
+import { SearchIndexCache } from "../../../src/memory/search/SearchIndexCache.ts"
 import { recentSessions } from "../../../src/session/RecentSessions.ts"
 
 const testRoot = sessionsRoot("projections")
@@ -48,7 +44,8 @@ const plantView = (
   if (mtime !== undefined) fs.utimesSync(file, mtime, mtime)
 }
 
-const fresh = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.andThen(dropSearchIndexes, effect)
+/** Runs an effect with an index cache of its own, as a new process would. */
+const fresh = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, SearchIndexCache.layer)
 
 describe("searchMemory (facts)", () => {
   it.effect("scores with the BM25 formula, k1 1.2, b 0.75, and the reference idf", () =>
@@ -132,7 +129,7 @@ describe("searchMemory (facts)", () => {
       const { root } = yield* testRoot
       plantView(root, "a", ["red apple"], undefined, 1_000)
       plantView(root, "b", ["green apple"], undefined, 1_000)
-      const first = yield* fresh(refreshSearchIndex(root, "facts"))
+      const first = yield* refreshSearchIndex(root, "facts")
       assert.strictEqual(first.stats.rebuilt, 2)
       assert.isTrue(fs.existsSync(path.join(root, searchSnapshotName("facts"))))
       // The snapshot is never taken for a session by listings.
@@ -158,7 +155,7 @@ describe("searchMemory (facts)", () => {
       assert.isFalse(rebuilt.stats.fromSnapshot)
       assert.strictEqual(rebuilt.stats.rebuilt, 2)
       assert.deepStrictEqual((yield* searchMemory(root, "apple", { now: NOW })).map((r) => r.chunk_id), ["c:0"])
-    }).pipe(Effect.provide(nodeLayer())))
+    }).pipe(Effect.provide(SearchIndexCache.layer), Effect.provide(nodeLayer())))
 
   it.effect("never reads a symlinked session entry or memory view, and skips corrupt views", () =>
     Effect.gen(function*() {
@@ -227,8 +224,7 @@ describe("searchMemory (history)", () => {
         assert.notInclude(hit?.snippet ?? "", "next turn")
       }
       check(yield* fresh(searchMemory(root, "websocket", { scope: "history", now: NOW })))
-      yield* dropSearchIndexes
-      check(yield* searchMemory(root, "websocket", { scope: "history", now: NOW }))
+      check(yield* fresh(searchMemory(root, "websocket", { scope: "history", now: NOW })))
     }).pipe(Effect.provide(nodeLayer())))
 })
 

@@ -22,7 +22,7 @@ import { crc32 } from "node:zlib"
 import type { DirectoryHandle, SessionFsApi } from "../../fs/SessionFs.ts"
 import type { StoreIoError } from "../../fs/StoreError.ts"
 import { encodeTurnIndexSidecarChunks, SIDECAR_MIN_ENTRIES } from "../TurnIndexSidecar.ts"
-import { manifestCache } from "./manifestLru.ts"
+import { evictCachedManifest } from "./manifestLru.ts"
 
 const utf8 = new TextDecoder("utf-8")
 
@@ -59,7 +59,7 @@ export const writeManifestWith = (
   // The cache entry goes whatever the outcome: a failed write may still have replaced the file.
   Effect.ensuring(
     dir.writeAtomic(basename(path), encodeManifest(manifest)),
-    Effect.sync(() => manifestCache.evict(path))
+    evictCachedManifest(path)
   )
 
 /** Above this many entries the turn index is written as a stream of chunks, and gets a sidecar. */
