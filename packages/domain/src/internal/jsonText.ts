@@ -2,7 +2,7 @@
  * Total (non-throwing) helpers for turning raw line bytes into JSON values, matching how the
  * reference reads a line: strict UTF-8, Rust `str::trim` whitespace, then a JSON parse.
  */
-import { Result, Schema, SchemaIssue, UndefinedOr } from "effect"
+import { Predicate, Result, Schema, SchemaIssue, UndefinedOr } from "effect"
 
 // `ignoreBOM: true` keeps a leading U+FEFF in the text: the reference neither strips it nor
 // counts it as whitespace, so such a line fails to parse there and must fail here too.
@@ -93,5 +93,4 @@ export const parseJsonText = (text: string): Result.Result<unknown, Schema.Schem
   })
 
 /** A JSON object (not an array, not `null`). */
-export const isJsonObject = (value: unknown): value is { readonly [key: string]: unknown } =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+export const isJsonObject: (value: unknown) => value is { readonly [key: string]: unknown } = Predicate.isReadonlyObject

@@ -9,6 +9,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import { Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import { isSqlError } from "effect/sql/SqlError"
 import type { ConnectionOptions } from "node:tls"
 
 /** The environment variable that holds the fleet's connection string when no flag gives one. */
@@ -129,3 +130,10 @@ export const fleetErrorMessage = (target: FleetTarget, error: unknown): string =
 /** Maps a SQL failure of `operation` to a `FleetError` against `target`. */
 export const toFleetError = (target: FleetTarget, operation: string) => (error: SqlError | Error): FleetError =>
   new FleetError({ operation, target: target.display, message: fleetErrorMessage(target, error) })
+
+/**
+ * A connection that closes in the middle of a query can surface from the driver as a defect
+ * carrying a `SqlError`; it is an ordinary, retryable failure (the transaction rolled back).
+ */
+export const sqlDefectsAsFailures = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.catchDefect(effect, (defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))

@@ -19,17 +19,17 @@ import { encodeManifest, matchingMarker, parseRfc3339 } from "@logbook/domain"
 import type { SessionNotFound } from "@logbook/projections"
 import { findSession, listSessionFiles, recentSessions } from "@logbook/projections"
 import type { SessionFsApi, SessionPaths, StoreIoError } from "@logbook/store"
-import { loadManifest, loadMarker, pathsForDir, SessionFs } from "@logbook/store"
+import { fileSignature, loadManifest, loadMarker, pathsForDir, SessionFs, sha256Hex } from "@logbook/store"
 import { Context, Duration, Effect, Layer, Option, Ref, Schedule, Schema } from "effect"
 import type { MigrationError } from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import { isSqlError } from "effect/sql/SqlError"
 import * as NodePath from "node:path"
+import { sqlDefectsAsFailures } from "../db/FleetDatabase.ts"
 import { migrateFleet } from "../db/FleetMigrations.ts"
 import { syncSearchDocuments } from "../memory/search/FleetSearch.ts"
 import type { EventRow, TurnState } from "./internal/lineRows.ts"
-import { initialTurnState, lineRow, sha256Hex } from "./internal/lineRows.ts"
+import { initialTurnState, lineRow } from "./internal/lineRows.ts"
 
 /**
  * A line of the local log whose digest differs from the line the fleet already holds at the same
@@ -363,13 +363,6 @@ const commitBatch = (
     } as const
   })
 
-/**
- * A connection that closes in the middle of a query can surface from the driver as a defect
- * carrying a `SqlError`; it is an ordinary, retryable failure here (the transaction rolled back).
- */
-const sqlDefectsAsFailures = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
-  Effect.catchDefect(effect, (defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
-
 /** One batch of one session: decide the epoch, read complete lines, check nothing was rewritten meanwhile, commit. */
 const replicateBatch = (
   sql: SqlClient.SqlClient,
@@ -444,7 +437,7 @@ const directorySignature = (fs: SessionFsApi, dir: string) =>
     const infos = yield* fs.lstatMany(files.map((f) => NodePath.join(dir, f)))
     return files.map((f, i) => {
       const info = infos[i]
-      return info === undefined ? `${f}:-` : `${f}:${info.size}:${info.mtimeMs}`
+      return info === undefined ? `${f}:-` : `${f}:${fileSignature(info)}`
     }).join("\n")
   })
 
@@ -469,7 +462,7 @@ const syncFiles = (
       if (Option.isNone(info) || info.value.type !== "File") continue
       present.add(path)
       const key = `${session}\u0000${path}`
-      const signature = `${info.value.size}:${info.value.mtimeMs}`
+      const signature = fileSignature(info.value)
       if (stored.has(path) && signatures?.get(key) === signature) continue
       const content = yield* fs.readFileNoFollow(absolute)
       if (Option.isNone(content)) {

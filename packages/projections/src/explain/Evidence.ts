@@ -5,11 +5,10 @@
  * (the line changed, was evicted, or never existed) is an error, never an empty success.
  */
 import { redactJson } from "@logbook/domain"
-import { SessionFs } from "@logbook/store"
+import { SessionFs, sha256Hex } from "@logbook/store"
 import { Effect, Option, Result, Schema } from "effect"
 import { inspectSession } from "../session/Inspection.ts"
 import { findSession } from "../session/SessionLookup.ts"
-import { sha256Hex } from "./Explanation.ts"
 
 /** Bound of one evidence page (bytes of pretty-printed, redacted JSON). */
 export const MAX_EVIDENCE_PAGE = 32 * 1024

@@ -15,17 +15,15 @@
 import type { ExplanationFold, ExplanationModel, ExplanationRecord, ExplanationScope } from "@logbook/domain"
 import { makeExplanationFold, scanLineText } from "@logbook/domain"
 import type { RawLine, StoreIoError } from "@logbook/store"
-import { makeLineSplitter, SessionFs } from "@logbook/store"
-import { Effect, Option, Result, Semaphore, Stream } from "effect"
+import { makeLineSplitter, SessionFs, sha256Hex } from "@logbook/store"
+import { Effect, Option, Predicate, Result, Semaphore, Stream } from "effect"
 import type { Hash } from "node:crypto"
-import { createHash, hash } from "node:crypto"
+import { createHash } from "node:crypto"
 import { inspectSession } from "../session/Inspection.ts"
 import type { SessionNotFound } from "../session/SessionLookup.ts"
 import { findSession } from "../session/SessionLookup.ts"
 
 type JsonObject = { readonly [key: string]: unknown }
-
-const isObject = (v: unknown): v is JsonObject => typeof v === "object" && v !== null && !Array.isArray(v)
 
 const parse = (text: string): unknown => JSON.parse(text)
 
@@ -36,18 +34,15 @@ const eventOf = (bytes: Uint8Array): JsonObject | undefined => {
   const parsed = Result.try(() => parse(text))
   if (Result.isFailure(parsed)) return undefined
   const value = parsed.success
-  if (!isObject(value) || typeof value.schema_version !== "string") return undefined
+  if (!Predicate.isReadonlyObject(value) || typeof value.schema_version !== "string") return undefined
   const event = value.event
-  return isObject(event) && typeof event.type === "string" ? event : undefined
+  return Predicate.isReadonlyObject(event) && typeof event.type === "string" ? event : undefined
 }
 
 const isBlank = (bytes: Uint8Array): boolean => {
   for (const b of bytes) if (b !== 10 && b !== 13 && b !== 32 && b !== 9) return false
   return true
 }
-
-/** SHA-256 (hex) of bytes. */
-export const sha256Hex = (bytes: Uint8Array): string => hash("sha256", bytes, "hex")
 
 /** The record the domain fold takes for one raw line (its digest computed only if asked for). */
 export const explanationRecordOf = (line: RawLine): ExplanationRecord => {

@@ -20,8 +20,16 @@ import {
   zeroUsage
 } from "@logbook/domain"
 import type { ImportState, RawLine, SessionLog, StoreIoError } from "@logbook/store"
-import { EventLog, loadImportState, saveImportState, SessionFs, sessionPaths, splitLines } from "@logbook/store"
-import { Effect, Option, Result, Schema, Stream } from "effect"
+import {
+  EventLog,
+  fileSignature,
+  loadImportState,
+  saveImportState,
+  SessionFs,
+  sessionPaths,
+  splitLines
+} from "@logbook/store"
+import { Effect, Option, Predicate, Result, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { deriveSessionMemory } from "../memory/MemoryDerivation.ts"
@@ -498,9 +506,6 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   } satisfies SourceReport
 })
 
-const isObject = (value: unknown): value is { readonly [key: string]: unknown } =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
-
 /** How many events of a JSON session are appended together. */
 const JSON_SESSION_BATCH = 512
 
@@ -526,7 +531,7 @@ const importJsonSession = (sessionsDir: string, path: string, format: ImportForm
     if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
     const parsed = parseForeignLine(bytes.value, false)
     const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
-    if (!isObject(value)) return notSession
+    if (!Predicate.isReadonlyObject(value)) return notSession
     const { messages, ...header } = value
     if (!Array.isArray(messages)) return notSession
     const identity = geminiSessionMapper.identify(header)
@@ -637,7 +642,7 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
   for (const candidate of candidates) {
     const info = options.signatures === undefined ? Option.none() : yield* Effect.option(fs.lstat(candidate.path))
     const signature = Option.isSome(info) && Option.isSome(info.value)
-      ? `${info.value.value.size}:${info.value.value.mtimeMs}`
+      ? fileSignature(info.value.value)
       : undefined
     const known = signature !== undefined && options.signatures?.get(candidate.path) === signature
     const report = candidate.problem !== undefined

@@ -16,6 +16,7 @@ import {
   decodeManifestText,
   encodeAuditPack,
   entryPathProblem,
+  formatRfc3339,
   InvalidPack,
   packDigestText
 } from "@logbook/domain"
@@ -148,8 +149,6 @@ export const listSessionFiles = (
 export const listPackableFiles = (fs: SessionFsApi, dir: string): Effect.Effect<Array<string>, StoreIoError> =>
   listSessionFiles(fs, dir, { skipAuditPack: true })
 
-const isoFromMillis = (ms: number): string => new Date(ms).toISOString().replace("Z", "+00:00")
-
 const isMissing = (error: StoreIoError) => error.code === "ENOENT" || error.code === "ENOTDIR"
 
 /** Reads the session's manifest for a pack: missing is an I/O error, unparseable is corrupt. */
@@ -200,7 +199,7 @@ export const createAuditPack = Effect.fn("AuditPack.create")(
     const unsigned: SessionAuditPack = {
       schema_version: AUDIT_PACK_SCHEMA_VERSION,
       session_id: manifest.session_id,
-      generated_at: isoFromMillis(yield* Clock.currentTimeMillis),
+      generated_at: formatRfc3339(yield* Clock.currentTimeMillis),
       status: manifest.status,
       turn_count: manifest.turn_count,
       event_count: manifest.event_count,

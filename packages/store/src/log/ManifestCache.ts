@@ -7,6 +7,7 @@
  */
 import type { Manifest } from "@logbook/domain"
 import { Effect, Option } from "effect"
+import { fileSignature } from "../fs/Digest.ts"
 import type { FileInfo } from "../fs/SessionFs.ts"
 import { SessionFs } from "../fs/SessionFs.ts"
 import type { StoreIoError } from "../fs/StoreError.ts"
@@ -27,7 +28,7 @@ export const loadManifestCached = (
 ): Effect.Effect<Option.Option<Manifest>, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
     const cache = yield* Effect.serviceOption(ManifestCache)
-    const sig = `${info.mtimeMs}:${info.size}`
+    const sig = fileSignature(info)
     const hit = Option.isSome(cache) ? cache.value.get(path, sig) : undefined
     if (hit !== undefined) return Option.some(hit)
     const fs = yield* SessionFs

@@ -3,14 +3,13 @@
  * field when it has the expected kind and `undefined` otherwise, so the import mappers never
  * throw on a record of an unexpected shape.
  */
-import { Result, Schema } from "effect"
+import { Predicate, Result, Schema } from "effect"
 
 /** A JSON object (not an array, not null). */
 export type JsonRecord = { readonly [key: string]: unknown }
 
-/** Whether a parsed JSON value is an object. */
-export const isRecord = (value: unknown): value is JsonRecord =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+/** Whether a parsed JSON value is an object (not an array, not null). */
+export const isRecord: (value: unknown) => value is JsonRecord = Predicate.isReadonlyObject
 
 /** `value[key]` of an object, else undefined. */
 export const field = (value: unknown, key: string): unknown => isRecord(value) ? value[key] : undefined

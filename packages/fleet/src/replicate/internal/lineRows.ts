@@ -6,8 +6,8 @@
  */
 import type { LifecycleKind, LogState } from "@logbook/domain"
 import { applyLifecycleEvent, classifyAndDecodeLine, eventTimestamp, parseRfc3339 } from "@logbook/domain"
+import { sha256Hex } from "@logbook/store"
 import { Result, UndefinedOr } from "effect"
-import { createHash } from "node:crypto"
 
 /** Where the turn numbering stands: the last closed turn's number and the open turn, if any. */
 export interface TurnState {
@@ -34,9 +34,6 @@ export type EventRow = {
   readonly turn: number | null
   readonly ts: string | null
 }
-
-/** The SHA-256 of bytes, lowercase hex. */
-export const sha256Hex = (bytes: Uint8Array): string => createHash("sha256").update(bytes).digest("hex")
 
 const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 

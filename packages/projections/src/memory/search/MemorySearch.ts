@@ -9,9 +9,9 @@
  */
 import type { ThreadEvent } from "@logbook/domain"
 import { DEFAULT_MAX_RESULTS, distinctTokens, parseRfc3339, readMemoryFactsText, snippetAround } from "@logbook/domain"
-import type { FileInfo, StoreIoError } from "@logbook/store"
+import type { StoreIoError } from "@logbook/store"
 export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
-import { SessionFs } from "@logbook/store"
+import { fileSignature, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Stream } from "effect"
 import * as NodePath from "node:path"
 import { readEventRecords } from "../../session/EventStream.ts"
@@ -61,8 +61,6 @@ export interface MemorySearchResult {
 export const searchSnapshotName = (scope: SearchScope): string => `.logbook-search-${scope}.idx`
 
 const utf8 = new TextDecoder("utf-8")
-
-const signature = (info: FileInfo): string => `${info.size}:${info.mtimeMs}`
 
 // `root` is already absolute and `name` a direct child: the same paths as `pathsForDir` gives
 // (`memoryViewPath` / `events`), built with one join because a root scan makes thousands.
@@ -245,7 +243,7 @@ export const searchSourceOf = (
     const root = NodePath.resolve(sessionsDir)
     const [dir, source] = yield* fs.lstatMany([NodePath.join(root, name), sourcePath(root, name, scope)])
     return dir?.type === "Directory" && source?.type === "File"
-      ? { path: sourcePath(root, name, scope), signature: signature(source) }
+      ? { path: sourcePath(root, name, scope), signature: fileSignature(source) }
       : undefined
   })
 
@@ -353,7 +351,7 @@ const refreshUnlocked = (
       const name = sessions[i]
       const info = sources[i]
       if (name === undefined || info === undefined || info.type !== "File") continue
-      const sig = signature(info)
+      const sig = fileSignature(info)
       present.add(name)
       if (index.signature(name) === sig) continue
       const docs: SessionDocs | undefined = yield* buildFor(root, name, scope, sig)

@@ -14,10 +14,10 @@ import {
   replicateStore,
   replicationRetrySchedule,
   resolveFleetTarget,
+  sqlDefectsAsFailures,
   toFleetError
 } from "@logbook/fleet"
 import { Clock, Duration, Effect, Option, Stdio } from "effect"
-import { isSqlError } from "effect/sql/SqlError"
 import * as NodeOs from "node:os"
 import { formatBytes, note, printJson, printLines } from "../Output.ts"
 import { ReplicationConflicts } from "./Replicate.ts"
@@ -60,7 +60,7 @@ const pass = (target: FleetTarget, sessionsDir: string, options: ReplicateOption
   }).pipe(
     Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
     // A connection closed mid-query can reach here as a defect carrying a SqlError: retry it too.
-    Effect.catchDefect((defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+    sqlDefectsAsFailures
   )
 
 const reportJson = (report: ReplicationReport, target: FleetTarget) => ({
@@ -164,7 +164,7 @@ export const runReplicate = Effect.fn("cli.replicate.run")(function*(input: Repl
     }))
   }).pipe(
     Effect.provide(layerFleetClient(target, { maxConnections: 1 })),
-    Effect.catchDefect((defect) => isSqlError(defect) ? Effect.fail(defect) : Effect.die(defect))
+    sqlDefectsAsFailures
   )
   return yield* retried(watchLoop, undefined).pipe(Effect.mapError(asFleetError(target)))
 })
