@@ -8,7 +8,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { bm25Idf, tokenize } from "@logbook/domain"
 import { appendAll, ev, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
-import { Effect, Schema } from "effect"
+import { Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SearchIndex, sessionDocs } from "../../../src/memory/search/internal/searchIndex.ts"
@@ -45,7 +45,7 @@ const plantView = (
 }
 
 /** Runs an effect with an index cache of its own, as a new process would. */
-const fresh = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, SearchIndexCache.layer)
+const fresh = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, Layer.fresh(SearchIndexCache.layer))
 
 describe("searchMemory (facts)", () => {
   it.effect("scores with the BM25 formula, k1 1.2, b 0.75, and the reference idf", () =>
@@ -155,7 +155,7 @@ describe("searchMemory (facts)", () => {
       assert.isFalse(rebuilt.stats.fromSnapshot)
       assert.strictEqual(rebuilt.stats.rebuilt, 2)
       assert.deepStrictEqual((yield* searchMemory(root, "apple", { now: NOW })).map((r) => r.chunk_id), ["c:0"])
-    }).pipe(Effect.provide(SearchIndexCache.layer), Effect.provide(nodeLayer())))
+    }).pipe(Effect.provide(Layer.fresh(SearchIndexCache.layer)), Effect.provide(nodeLayer())))
 
   it.effect("never reads a symlinked session entry or memory view, and skips corrupt views", () =>
     Effect.gen(function*() {
