@@ -8,7 +8,7 @@ import { SearchIndexCache } from "@logbook/projections"
 import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
 import { CliOutput, Command } from "effect/cli"
 import { demoCommand } from "./cli/demo/Demo.ts"
-import { renderCause } from "./cli/Errors.ts"
+import { renderCause } from "./cli/ErrorRendering.ts"
 import { evidenceCommand, explainCommand } from "./cli/explain/Explain.ts"
 import { fleetCommand } from "./cli/fleet/Fleet.ts"
 import { replicateCommand } from "./cli/fleet/Replicate.ts"
@@ -91,6 +91,7 @@ export const runLogbook = (invocation: string): Effect.Effect<void, CliExit> =>
     Effect.provideService(Invocation, invocation),
     Effect.catchCause((cause): Effect.Effect<never, CliExit> => {
       if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
+      // renderCause takes causes of `LogbookFailure` only: a command error it cannot render fails to compile here.
       const { exitCode, text } = renderCause(cause)
       const exit = new CliExit({ code: exitCode })
       return text === undefined ? Effect.fail(exit) : Effect.andThen(Console.error(text), Effect.fail(exit))

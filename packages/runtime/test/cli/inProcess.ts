@@ -13,7 +13,7 @@ import { runCliInProcess } from "@logbook/testkit"
 import { ConfigProvider, Effect, Layer } from "effect"
 import { Command } from "effect/cli"
 import { logbookCli } from "../../src/Cli.ts"
-import { renderCause } from "../../src/cli/Errors.ts"
+import { renderCause } from "../../src/cli/ErrorRendering.ts"
 import { CLI_VERSION, Invocation } from "../../src/cli/Root.ts"
 import { storeLayerNode } from "../../src/SessionMemory.ts"
 

@@ -4,22 +4,10 @@
  * from `--to` or `LOGBOOK_DATABASE_URL` and is never printed. The fleet client and the replicator
  * are loaded only when this command runs, so other commands do not pay for the database driver.
  */
-import { Config, Effect, Option, Schema } from "effect"
+import { Config, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { jsonFlag } from "../Flags.ts"
 import { location } from "../Root.ts"
-
-/** Some sessions stopped on a conflicting line (each was reported on stderr); exit 5. */
-export class ReplicationConflicts extends Schema.TaggedError<ReplicationConflicts>()("ReplicationConflicts", {
-  count: Schema.Number,
-  sessions: Schema.Array(Schema.String)
-}) {
-  override get message(): string {
-    return `${this.count} session(s) stopped on a line that differs from the one the fleet holds: ${
-      this.sessions.join(", ")
-    }`
-  }
-}
 
 /** `replicate`. */
 export const replicateCommand = Command.make(

@@ -19,8 +19,8 @@ import {
 } from "@logbook/fleet"
 import { Clock, Duration, Effect, Option, Stdio } from "effect"
 import * as NodeOs from "node:os"
+import { ReplicationConflicts } from "../Errors.ts"
 import { formatBytes, note, printJson, printLines } from "../Output.ts"
-import { ReplicationConflicts } from "./Replicate.ts"
 
 /** What the command was asked. */
 export interface ReplicateInput {

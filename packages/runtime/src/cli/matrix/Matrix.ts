@@ -7,26 +7,12 @@
 import type { MatrixAttempt, MatrixSnapshot, MatrixTaskState } from "@logbook/domain"
 import { encodeMatrixSnapshotJson } from "@logbook/domain"
 import { findSession, matrixStateOfEventsFile } from "@logbook/projections"
-import { Effect, Result, Schema } from "effect"
+import { Effect, Result } from "effect"
 import { Command } from "effect/cli"
+import { MatrixReplayFailed } from "../Errors.ts"
 import { jsonFlag, sessionArgument } from "../Flags.ts"
 import { printJson, printLines, shellQuote, table } from "../Output.ts"
 import { location } from "../Root.ts"
-
-/**
- * The session's matrix checkpoints do not replay (undecodable checkpoint, changed spec, stale
- * revision or a broken invariant): no matrix state can be trusted, so a host keeps admission
- * closed. Exit 5, like any integrity problem.
- */
-export class MatrixReplayFailed extends Schema.TaggedError<MatrixReplayFailed>()("MatrixReplayFailed", {
-  session: Schema.String,
-  reason: Schema.String,
-  hint: Schema.String
-}) {
-  override get message(): string {
-    return `session ${this.session}: matrix replay failed, so every matrix stays closed: ${this.reason}`
-  }
-}
 
 /** What to do about a failed replay: locate the checkpoint the message names by its byte offset. */
 const replayHint = (session: string): string =>

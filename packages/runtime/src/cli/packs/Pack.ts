@@ -15,23 +15,13 @@ import {
   writeAuditPack
 } from "@logbook/projections"
 import { auditPackPath, SessionFs, sessionPaths, StoreIoError, writeSigningKeyPair } from "@logbook/store"
-import { Effect, Option, Schema } from "effect"
+import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
+import { PackNotVerified } from "../Errors.ts"
 import { jsonFlag, sessionArgument } from "../Flags.ts"
 import { formatBytes, printJson, printLines } from "../Output.ts"
 import { location } from "../Root.ts"
-
-/** `pack verify` found differences, a wrong digest or a wrong or missing signature (the report is printed). */
-export class PackNotVerified extends Schema.TaggedError<PackNotVerified>()("PackNotVerified", {
-  session: Schema.String,
-  pack: Schema.String,
-  count: Schema.Number
-}) {
-  override get message(): string {
-    return `session ${this.session} does not match the audit pack ${this.pack}: ${this.count} problem(s)`
-  }
-}
 
 /** Reads a key file without following links. */
 export const readKeyFile = Effect.fn("cli.pack.readKeyFile")(function*(path: string) {
