@@ -6,7 +6,7 @@
  * through as given.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Config, Effect, Layer, Option, Redacted, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { isSqlError } from "effect/sql/SqlError"
@@ -89,6 +89,23 @@ export const resolveFleetTarget = (
   }
   return parseFleetUrl(operation, text)
 }
+
+/**
+ * The fleet target of one invocation: the connection string given (a `--db` flag), else
+ * `LOGBOOK_DATABASE_URL`. This is the one place the environment is read, through
+ * `Config.Redacted`, so the URL stays redacted until it is parsed into a `FleetTarget`.
+ */
+export const fleetTargetFromConfig = (
+  operation: string,
+  given: Option.Option<Redacted.Redacted<string>>
+): Effect.Effect<FleetTarget, FleetDatabaseMissing | InvalidFleetDatabaseUrl> =>
+  Effect.gen(function*() {
+    const env = yield* Config.option(Config.Redacted(FLEET_DATABASE_URL_ENV)).pipe(
+      Effect.orElseSucceed(() => Option.none<Redacted.Redacted<string>>())
+    )
+    const url = Option.orElse(given, () => env)
+    return yield* resolveFleetTarget(operation, Option.map(url, Redacted.value), {})
+  })
 
 /** Connection settings beyond the URL: TLS as Node's `tls.connect` takes it, and the pool size. */
 export interface FleetClientOptions {

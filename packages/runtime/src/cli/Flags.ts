@@ -25,3 +25,12 @@ export const nowFlag = Flag.Int("now").pipe(
   Flag.withDescription("Rank as if it were this Unix time in seconds (recency multiplier)"),
   Flag.optional
 )
+
+/** `--db`: the fleet's connection string (else `LOGBOOK_DATABASE_URL`). */
+export const fleetDbFlag = Flag.Redacted("db").pipe(
+  Flag.withDescription(
+    "The fleet's PostgreSQL connection string, postgres://user@host:port/database " +
+      "(default: LOGBOOK_DATABASE_URL); never printed"
+  ),
+  Flag.optional
+)

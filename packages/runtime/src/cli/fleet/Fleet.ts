@@ -11,20 +11,11 @@
  */
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { jsonFlag, sessionArgument } from "../Flags.ts"
+import { fleetDbFlag, jsonFlag, sessionArgument } from "../Flags.ts"
 import { fleetSearchCommand } from "./FleetSearch.ts"
 
 /** The handlers, loaded on first use. */
 const queries = Effect.promise(() => import("./FleetQueries.ts"))
-
-/** `--db`: the fleet's connection string (else `LOGBOOK_DATABASE_URL`). */
-export const fleetDbFlag = Flag.String("db").pipe(
-  Flag.withDescription(
-    "The fleet's PostgreSQL connection string, postgres://user@host:port/database " +
-      "(default: LOGBOOK_DATABASE_URL); never printed"
-  ),
-  Flag.optional
-)
 
 /** `fleet sessions`. */
 const sessionsCommand = Command.make(

@@ -7,16 +7,16 @@
  */
 import type { FleetTarget } from "@logbook/fleet"
 import {
-  FLEET_DATABASE_URL_ENV,
+  fleetTargetFromConfig,
   inspectFleetSession,
   layerFleetClient,
   listFleetSessions,
-  resolveFleetTarget,
   restoreFleetSession,
   verifyFleetPack
 } from "@logbook/fleet"
 import { parsePublicSigningKey } from "@logbook/projections"
-import { Config, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
+import type { Redacted } from "effect"
 import { PackNotVerified } from "../Errors.ts"
 import { note, printJson, printLines, withProgress } from "../Output.ts"
 import { problemCount, readKeyFile, verificationJson, verificationText } from "../packs/Pack.ts"
@@ -25,26 +25,17 @@ import { sessionJson, sessionsTable } from "../session/Sessions.ts"
 import type { ShowView } from "../session/Show.ts"
 import { showJson, showText } from "../session/Show.ts"
 
-/** The fleet target of this invocation: `--db`, else `LOGBOOK_DATABASE_URL`. */
-const fleetTarget = (operation: string, db: Option.Option<string>) =>
-  Effect.gen(function*() {
-    const env = yield* Config.option(Config.String(FLEET_DATABASE_URL_ENV)).pipe(
-      Effect.orElseSucceed(() => Option.none<string>())
-    )
-    return yield* resolveFleetTarget(operation, db, { [FLEET_DATABASE_URL_ENV]: Option.getOrUndefined(env) })
-  })
-
 /** Runs `f` with a one-connection client of the fleet (queries run one after another). */
 const withFleet = <A, E, R>(target: FleetTarget, effect: Effect.Effect<A, E, R>) =>
   Effect.provide(effect, layerFleetClient(target, { maxConnections: 1 }))
 
 /** `fleet sessions [--limit N] [--json]`. */
 export const fleetSessions = Effect.fn("cli.fleet.sessions")(function*(args: {
-  readonly db: Option.Option<string>
+  readonly db: Option.Option<Redacted.Redacted<string>>
   readonly limit: Option.Option<number>
   readonly json: boolean
 }) {
-  const target = yield* fleetTarget("fleet.sessions", args.db)
+  const target = yield* fleetTargetFromConfig("fleet.sessions", args.db)
   const listing = yield* withFleet(target, listFleetSessions(target, { limit: Option.getOrUndefined(args.limit) }))
   if (args.json) {
     yield* printJson(listing.sessions.map((s) => ({ ...sessionJson(s), origin_host: s.originHost })))
@@ -64,11 +55,11 @@ export const fleetSessions = Effect.fn("cli.fleet.sessions")(function*(args: {
 
 /** `fleet show <session> [--json]`. */
 export const fleetShow = Effect.fn("cli.fleet.show")(function*(args: {
-  readonly db: Option.Option<string>
+  readonly db: Option.Option<Redacted.Redacted<string>>
   readonly session: string
   readonly json: boolean
 }) {
-  const target = yield* fleetTarget("fleet.show", args.db)
+  const target = yield* fleetTargetFromConfig("fleet.show", args.db)
   const fleet = yield* withProgress(
     `rescanning ${args.session} in the fleet`,
     (onProgress) => withFleet(target, inspectFleetSession(target, args.session, { onProgress }))
@@ -88,7 +79,7 @@ export const fleetShow = Effect.fn("cli.fleet.show")(function*(args: {
 
 /** `fleet pack verify <session> [--verify-key FILE] [--json]`. */
 export const fleetPackVerify = Effect.fn("cli.fleet.pack.verify")(function*(args: {
-  readonly db: Option.Option<string>
+  readonly db: Option.Option<Redacted.Redacted<string>>
   readonly session: string
   readonly verifyKey: Option.Option<string>
   readonly json: boolean
@@ -96,7 +87,7 @@ export const fleetPackVerify = Effect.fn("cli.fleet.pack.verify")(function*(args
   const publicKey = Option.isSome(args.verifyKey)
     ? Option.some(yield* parsePublicSigningKey(yield* readKeyFile(args.verifyKey.value), args.verifyKey.value))
     : Option.none()
-  const target = yield* fleetTarget("fleet.pack.verify", args.db)
+  const target = yield* fleetTargetFromConfig("fleet.pack.verify", args.db)
   const { pack, packPath, result, row } = yield* withFleet(
     target,
     verifyFleetPack(target, args.session, Option.isSome(publicKey) ? { publicKey: publicKey.value } : {})
@@ -114,12 +105,12 @@ export const fleetPackVerify = Effect.fn("cli.fleet.pack.verify")(function*(args
 
 /** `fleet restore <session> [--json]` (into `--sessions-dir` / the workspace's store). */
 export const fleetRestore = Effect.fn("cli.fleet.restore")(function*(args: {
-  readonly db: Option.Option<string>
+  readonly db: Option.Option<Redacted.Redacted<string>>
   readonly session: string
   readonly json: boolean
 }) {
   const where = yield* location
-  const target = yield* fleetTarget("fleet.restore", args.db)
+  const target = yield* fleetTargetFromConfig("fleet.restore", args.db)
   const restored = yield* withFleet(target, restoreFleetSession(target, args.session, where.sessionsDir))
   if (args.json) {
     return yield* printJson({

@@ -8,7 +8,7 @@
  */
 import { Effect } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { jsonFlag, minScoreFlag, nowFlag } from "../Flags.ts"
+import { fleetDbFlag, jsonFlag, minScoreFlag, nowFlag } from "../Flags.ts"
 
 /** The handler, loaded on first use. */
 const run = Effect.promise(() => import("./FleetSearchRun.ts"))
@@ -18,13 +18,7 @@ export const fleetSearchCommand = Command.make(
   "search",
   {
     query: Argument.String("query").pipe(Argument.withDescription("Words to look for (case-insensitive)")),
-    db: Flag.String("db").pipe(
-      Flag.withDescription(
-        "The fleet's PostgreSQL connection string, postgres://user@host:port/database " +
-          "(default: LOGBOOK_DATABASE_URL); never printed"
-      ),
-      Flag.optional
-    ),
+    db: fleetDbFlag,
     scope: Flag.Literals("scope", ["facts", "history", "all"]).pipe(
       Flag.withAlias("in"),
       Flag.withDescription(

@@ -6,15 +6,16 @@
  */
 import { distinctTokens, tokenize } from "@logbook/domain"
 import type { FleetSearchScope } from "@logbook/fleet"
-import { FLEET_DATABASE_URL_ENV, layerFleetClient, resolveFleetTarget, searchFleet, toFleetError } from "@logbook/fleet"
-import { Config, Effect, Option, Stdio } from "effect"
+import { fleetTargetFromConfig, layerFleetClient, searchFleet, toFleetError } from "@logbook/fleet"
+import { Effect, Option, Stdio } from "effect"
+import type { Redacted } from "effect"
 import { resultLine } from "../memory/Memory.ts"
 import { printJson, printLines } from "../Output.ts"
 
 /** The parsed flags of `fleet search`. */
 export interface FleetSearchArgs {
   readonly query: string
-  readonly db: Option.Option<string>
+  readonly db: Option.Option<Redacted.Redacted<string>>
   readonly scope: FleetSearchScope
   readonly limit: number
   readonly minScore: number
@@ -24,12 +25,7 @@ export interface FleetSearchArgs {
 
 /** `fleet search <query>`: the ranked results, as JSON or one line each. */
 export const fleetSearch = Effect.fn("cli.fleet.search")(function*(args: FleetSearchArgs) {
-  const env = yield* Config.option(Config.String(FLEET_DATABASE_URL_ENV)).pipe(
-    Effect.orElseSucceed(() => Option.none<string>())
-  )
-  const target = yield* resolveFleetTarget("fleet.search", args.db, {
-    [FLEET_DATABASE_URL_ENV]: Option.getOrUndefined(env)
-  })
+  const target = yield* fleetTargetFromConfig("fleet.search", args.db)
   const results = yield* searchFleet(args.query, {
     scope: args.scope,
     maxResults: args.limit,

@@ -1,24 +1,19 @@
 /**
- * `logbook replicate --to postgres://… [--watch] [--session ID] [--json]`: replicates the sessions
+ * `logbook replicate --db postgres://… [--watch] [--session ID] [--json]`: replicates the sessions
  * of the store into a fleet database (docs/fleet.md#replication). The connection string comes
- * from `--to` or `LOGBOOK_DATABASE_URL` and is never printed. The fleet client and the replicator
+ * from `--db` (or its alias `--to`) or `LOGBOOK_DATABASE_URL` and is never printed. The fleet client and the replicator
  * are loaded only when this command runs, so other commands do not pay for the database driver.
  */
-import { Config, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { jsonFlag } from "../Flags.ts"
+import { fleetDbFlag, jsonFlag } from "../Flags.ts"
 import { location } from "../Root.ts"
 
 /** `replicate`. */
 export const replicateCommand = Command.make(
   "replicate",
   {
-    to: Flag.String("to").pipe(
-      Flag.withDescription(
-        "Fleet database, postgres://user@host:port/database (default: LOGBOOK_DATABASE_URL); never printed"
-      ),
-      Flag.optional
-    ),
+    db: fleetDbFlag.pipe(Flag.withAlias("to")),
     watch: Flag.Boolean("watch").pipe(
       Flag.withDescription("Keep replicating new lines every second until interrupted (Ctrl-C)"),
       Flag.withDefault(false)
@@ -34,16 +29,12 @@ export const replicateCommand = Command.make(
     ),
     json: jsonFlag
   },
-  Effect.fn("cli.replicate")(function*({ batchLines, json, session, to, watch }) {
+  Effect.fn("cli.replicate")(function*({ batchLines, db, json, session, watch }) {
     const where = yield* location
-    const url = yield* Config.option(Config.String("LOGBOOK_DATABASE_URL")).pipe(
-      Effect.orElseSucceed(() => Option.none<string>())
-    )
     const run = yield* Effect.promise(() => import("./ReplicateRun.ts"))
     yield* run.runReplicate({
       sessionsDir: where.sessionsDir,
-      to,
-      envUrl: url,
+      db,
       session: Option.getOrUndefined(session),
       watch,
       json,
@@ -64,7 +55,7 @@ export const replicateCommand = Command.make(
       description: "Replicate every session once"
     },
     {
-      command: "logbook --sessions-dir ~/.logbook/sessions replicate --to postgres://logbook@db/fleet --watch",
+      command: "logbook --sessions-dir ~/.logbook/sessions replicate --db postgres://logbook@db/fleet --watch",
       description: "Keep replicating as agents append"
     }
   ])

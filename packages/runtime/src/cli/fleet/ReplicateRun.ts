@@ -7,17 +7,18 @@
 import type { FleetTarget, ReplicateOptions, ReplicationProgress, ReplicationReport } from "@logbook/fleet"
 import {
   FleetError,
+  fleetTargetFromConfig,
   isRetryableReplicationError,
   layerFleetClient,
   makeReplicationMemo,
   migrateFleet,
   replicateStore,
   replicationRetrySchedule,
-  resolveFleetTarget,
   sqlDefectsAsFailures,
   toFleetError
 } from "@logbook/fleet"
 import { Clock, Duration, Effect, Option, Stdio } from "effect"
+import type { Redacted } from "effect"
 import * as NodeOs from "node:os"
 import { ReplicationConflicts } from "../Errors.ts"
 import { formatBytes, note, printJson, printLines } from "../Output.ts"
@@ -25,8 +26,7 @@ import { formatBytes, note, printJson, printLines } from "../Output.ts"
 /** What the command was asked. */
 export interface ReplicateInput {
   readonly sessionsDir: string
-  readonly to: Option.Option<string>
-  readonly envUrl: Option.Option<string>
+  readonly db: Option.Option<Redacted.Redacted<string>>
   readonly session: string | undefined
   readonly watch: boolean
   readonly json: boolean
@@ -89,11 +89,7 @@ const reportJson = (report: ReplicationReport, target: FleetTarget) => ({
 
 /** Runs `logbook replicate`. */
 export const runReplicate = Effect.fn("cli.replicate.run")(function*(input: ReplicateInput) {
-  const target = yield* resolveFleetTarget(
-    OPERATION,
-    input.to,
-    Option.isSome(input.envUrl) ? { LOGBOOK_DATABASE_URL: input.envUrl.value } : {}
-  )
+  const target = yield* fleetTargetFromConfig(OPERATION, input.db)
   const stdio = yield* Stdio.Stdio
   const say = (line: string) => note(line).pipe(Effect.provideService(Stdio.Stdio, stdio), Effect.ignore)
   let lastProgress = 0

@@ -152,29 +152,31 @@ export const resultLine = (r: MemorySearchResult, terms: ReadonlySet<string> | u
   return `${r.score.toFixed(3)}  ${where}  ${snippet}`
 }
 
-/** `search <query> [--in facts|history] [--max N] [--min-score S] [--now UNIX_SECONDS]`. */
+/** `search <query> [--scope facts|history] [--limit N] [--min-score S] [--now UNIX_SECONDS]` (`--in`, `--max` as aliases). */
 export const searchCommand = Command.make(
   "search",
   {
     query: Argument.String("query").pipe(Argument.withDescription("Words to look for (case-insensitive)")),
-    scope: Flag.Literals("in", ["facts", "history"]).pipe(
-      Flag.withDescription("facts: the memory views' grounded facts; history: every retained turn"),
+    scope: Flag.Literals("scope", ["facts", "history"]).pipe(
+      Flag.withAlias("in"),
+      Flag.withDescription("facts: the memory views' grounded facts; history: every retained turn (also --in)"),
       Flag.withDefault("facts")
     ),
-    max: Flag.Int("max").pipe(
-      Flag.filter((n) => n >= 1, (n) => `--max must be at least 1, got ${n}`),
-      Flag.withDescription("At most N results (default 6)"),
+    limit: Flag.Int("limit").pipe(
+      Flag.withAlias("max"),
+      Flag.filter((n) => n >= 1, (n) => `--limit must be at least 1, got ${n}`),
+      Flag.withDescription("At most N results (default 6; also --max)"),
       Flag.withDefault(6)
     ),
     minScore: minScoreFlag,
     now: nowFlag,
     json: jsonFlag
   },
-  Effect.fn("cli.search")(function*({ json, max, minScore, now, query, scope }) {
+  Effect.fn("cli.search")(function*({ json, limit, minScore, now, query, scope }) {
     const where = yield* location
     const results = yield* searchMemory(where.sessionsDir, query, {
       scope,
-      maxResults: max,
+      maxResults: limit,
       minScore,
       now: Option.getOrUndefined(now)
     })
@@ -197,12 +199,12 @@ export const searchCommand = Command.make(
   })
 ).pipe(
   Command.withDescription(
-    "Rank every session's grounded facts (--in facts, the default) or retained turns (--in history) by BM25 " +
+    "Rank every session's grounded facts (--scope facts, the default) or retained turns (--scope history) by BM25 " +
       "(k1 1.2, b 0.75) times a mild recency multiplier (at most +10 %, half-life 30 days); ties by chunk id. " +
       "Keeps an index snapshot under the sessions root so later searches only re-read changed sessions."
   ),
   Command.withExamples([
     { command: "logbook search \"flaky login test\"", description: "The facts that best match" },
-    { command: "logbook search websocket --in history --max 3", description: "The three best-matching turns" }
+    { command: "logbook search websocket --scope history --limit 3", description: "The three best-matching turns" }
   ])
 )

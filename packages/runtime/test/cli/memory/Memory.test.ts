@@ -91,6 +91,20 @@ describe("memory views and search from the CLI", () => {
       )
       assert.strictEqual(hjson[0].turn, 2)
       assert.isNumber(hjson[0].offset)
+      // The shared vocabulary (--scope, --limit) and the older spellings (--in, --max) are one flag each.
+      const spelled = yield* run([
+        "--workspace",
+        workspace,
+        "search",
+        "changelog",
+        "--scope",
+        "history",
+        "--limit",
+        "1"
+      ])
+      const aliased = yield* run(["--workspace", workspace, "search", "changelog", "--in", "history", "--max", "1"])
+      assert.strictEqual(spelled, aliased)
+      assert.match(spelled, /a turn 2 {2}Updated the changelog/u)
     }))
 
   it.effect("memory write validates stdin and is idempotent; derive keeps the host view", () =>
