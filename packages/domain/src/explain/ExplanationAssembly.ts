@@ -38,52 +38,30 @@ export interface AssemblyOptions {
   readonly evictedTurns: number
 }
 
-/** The model of everything a fold's state has seen, for a scope (reads the state, never changes it). */
-export const assembleExplanation = (
-  state: ExplanationState,
-  { evictedTurns, revision, scope }: AssemblyOptions
-): ExplanationModel => {
-  const {
-    agents,
-    breakdowns,
-    costUsd,
-    decisions,
-    eventFailures,
-    goals,
-    latestTask,
-    latestUserTask,
-    legacy,
-    malformed,
-    order,
-    planItems,
-    plans,
-    sessionId,
-    sessionStatus,
-    sessionUsage,
-    tasks,
-    turns,
-    unknown
-  } = state
-  const taskId = scope === "session" ? null : latestUserTask ?? latestTask ?? null
-  const inScope = (where: { readonly task_id: string | null }) => taskId === null || where.task_id === taskId
-  const ops = order.filter((op) => taskId === null || op.where.task === taskId)
-  const warnings: Array<string> = []
+/** A changed path: its first entry and what its diffs say (the first diff recorded for it). */
+interface ChangedPath {
+  diff: PathDiff | undefined
+  readonly entry: ExplanationEntry
+}
 
-  const entryOf = (op: Operation, status: string = op.status): ExplanationEntry =>
-    fact(op.kind, op.label, status, op.evidence, op.where)
+const entryOf = (op: Operation, status: string = op.status): ExplanationEntry =>
+  fact(op.kind, op.label, status, op.evidence, op.where)
 
-  const actions = ops.filter((op) => op.kind !== "edit").map((op) => entryOf(op))
+const isSuccessfulEdit = (op: Operation): boolean => op.kind === "edit" && op.terminal && op.status === "completed"
 
-  // Mutation attempts: any file change, any command/tool recorded as a mutation.
+/** The sequence number of the last mutation attempt (any file change, any operation recorded as a mutation), or -1. */
+const lastMutationOf = (ops: ReadonlyArray<Operation>): number => {
   let lastMutation = -1
   for (const op of ops) {
     if (op.kind === "edit" || op.activity === "mutation") lastMutation = Math.max(lastMutation, op.seq)
   }
+  return lastMutation
+}
 
-  // Changes.
-  const successfulEdits = ops.filter((op) => op.kind === "edit" && op.terminal && op.status === "completed")
+/** Changed paths in order of their first successful edit, and how many of those edits lack a (complete) diff. */
+const changesOf = (successfulEdits: ReadonlyArray<Operation>) => {
   const changes: Array<ExplanationEntry> = []
-  const changeDiffs = new Map<string, { diff: PathDiff | undefined; entry: ExplanationEntry }>()
+  const changeDiffs = new Map<string, ChangedPath>()
   let missingDiffs = 0
   for (const op of successfulEdits) {
     if (op.diffMissing) missingDiffs++
@@ -99,9 +77,11 @@ export const assembleExplanation = (
       changeDiffs.set(p, { diff, entry })
     }
   }
-  if (missingDiffs > 0) warnings.push(`diff unavailable for ${count(missingDiffs, "recorded file change")}`)
+  return { changes, changeDiffs, missingDiffs }
+}
 
-  // Verification.
+/** The verification checks in scope, each fresh when it passed and started after the last mutation. */
+const verificationOf = (ops: ReadonlyArray<Operation>, lastMutation: number): Array<VerificationEntry> => {
   const verification: Array<VerificationEntry> = []
   for (const op of ops) {
     if (op.activity !== "verification") continue
@@ -135,28 +115,17 @@ export const assembleExplanation = (
       fresh: status === "passed" && start > lastMutation
     })
   }
+  return verification
+}
 
-  // Failures.
-  const failureFacts: Array<Fact> = []
-  for (const op of ops) {
-    if (isFailedStatus(op.status)) failureFacts.push({ seq: op.seq, entry: entryOf(op) })
-  }
-  for (const f of eventFailures) if (inScope(f.entry)) failureFacts.push(f)
-  failureFacts.sort((a, b) => a.seq - b.seq)
-  const failures = failureFacts.map((f) => f.entry)
-
-  const noExit =
-    ops.filter((op) => op.kind === "command" && op.terminal && op.status === "completed" && !op.hasExitCode)
-      .length
-  if (noExit > 0) {
-    warnings.push(`${count(noExit, "recorded operation")} ${noExit === 1 ? "has" : "have"} no exit code`)
-  }
-  const pending = ops.filter((op) => !op.terminal && op.status === "in progress").length
-  if (pending > 0) {
-    warnings.push(`${count(pending, "recorded operation")} ${pending === 1 ? "has" : "have"} no terminal result`)
-  }
-
-  // Review priorities.
+/** Where to look first: risky or large changes, public API, repeated failures, unverified last mutation. */
+const reviewSignalsOf = (
+  ops: ReadonlyArray<Operation>,
+  changeDiffs: ReadonlyMap<string, ChangedPath>,
+  failures: ReadonlyArray<ExplanationEntry>,
+  verification: ReadonlyArray<VerificationEntry>,
+  lastMutation: number
+): Array<ReviewSignal> => {
   const signals: Array<{ seq: number; signal: ReviewSignal }> = []
   const seen = new Set<string>()
   const signal = (s: number, priority: "high" | "medium", reason: string, f: ExplanationEntry) => {
@@ -190,8 +159,11 @@ export const assembleExplanation = (
   signals.sort((a, b) =>
     a.signal.priority === b.signal.priority ? a.seq - b.seq : a.signal.priority === "high" ? -1 : 1
   )
+  return signals.map((s) => s.signal)
+}
 
-  // Graph.
+/** The action/file graph (operations in recorded order, the files they changed) and the agents with their delegation edges. */
+const graphOf = (ops: ReadonlyArray<Operation>, agents: ExplanationState["agents"]) => {
   const nodeOf = (op: Operation) =>
     `event ${op.firstEvidence.offset}:${op.firstEvidence.digest.slice(0, 12)} ${publicIdentity(op.where.task ?? "-")}/${
       publicIdentity(op.where.actor ?? "-")
@@ -204,7 +176,7 @@ export const assembleExplanation = (
       graph.push({ from: previous, to: node, relation: "recorded next" })
     }
     previous = node
-    if (op.kind === "edit" && op.terminal && op.status === "completed") {
+    if (isSuccessfulEdit(op)) {
       for (const p of op.paths) graph.push({ from: node, to: publicPath(p), relation: "changed file" })
     }
   }
@@ -217,41 +189,80 @@ export const assembleExplanation = (
       graph.push({ from: a.parent_actor_id, to: a.actor_id, relation: "delegated agent" })
     }
   }
-  if (agentList.some((a) => a.parent_actor_id !== null && !agents.has(a.parent_actor_id))) {
-    warnings.push("some parent agents have no recorded records (missing ancestry)")
+  const missingAncestry = agentList.some((a) => a.parent_actor_id !== null && !agents.has(a.parent_actor_id))
+  return { graph, agentList, missingAncestry }
+}
+
+const bySeq = <A extends { readonly seq: number }>(xs: ReadonlyArray<A>) => [...xs].sort((a, b) => a.seq - b.seq)
+
+/** The model of everything a fold's state has seen, for a scope (reads the state, never changes it). */
+export const assembleExplanation = (
+  state: ExplanationState,
+  { evictedTurns, revision, scope }: AssemblyOptions
+): ExplanationModel => {
+  const taskId = scope === "session" ? null : state.latestUserTask ?? state.latestTask ?? null
+  const inScope = (where: { readonly task_id: string | null }) => taskId === null || where.task_id === taskId
+  const ops = state.order.filter((op) => taskId === null || op.where.task === taskId)
+  const warnings: Array<string> = []
+  const lastMutation = lastMutationOf(ops)
+
+  const successfulEdits = ops.filter(isSuccessfulEdit)
+  const { changeDiffs, changes, missingDiffs } = changesOf(successfulEdits)
+  if (missingDiffs > 0) warnings.push(`diff unavailable for ${count(missingDiffs, "recorded file change")}`)
+
+  const verification = verificationOf(ops, lastMutation)
+
+  const failureFacts: Array<Fact> = []
+  for (const op of ops) {
+    if (isFailedStatus(op.status)) failureFacts.push({ seq: op.seq, entry: entryOf(op) })
+  }
+  for (const f of state.eventFailures) if (inScope(f.entry)) failureFacts.push(f)
+  failureFacts.sort((a, b) => a.seq - b.seq)
+  const failures = failureFacts.map((f) => f.entry)
+
+  const noExit =
+    ops.filter((op) => op.kind === "command" && op.terminal && op.status === "completed" && !op.hasExitCode)
+      .length
+  if (noExit > 0) {
+    warnings.push(`${count(noExit, "recorded operation")} ${noExit === 1 ? "has" : "have"} no exit code`)
+  }
+  const pending = ops.filter((op) => !op.terminal && op.status === "in progress").length
+  if (pending > 0) {
+    warnings.push(`${count(pending, "recorded operation")} ${pending === 1 ? "has" : "have"} no terminal result`)
   }
 
-  const bySeq = <A extends { readonly seq: number }>(xs: ReadonlyArray<A>) => [...xs].sort((a, b) => a.seq - b.seq)
-  const plan = bySeq([...plans, ...planItems.values()]).map((p) => p.entry).filter(inScope)
+  const reviewPriorities = reviewSignalsOf(ops, changeDiffs, failures, verification, lastMutation)
+  const { agentList, graph, missingAncestry } = graphOf(ops, state.agents)
+  if (missingAncestry) warnings.push("some parent agents have no recorded records (missing ancestry)")
 
-  const task = taskId === null ? undefined : tasks.get(taskId)
-  const usage = scope === "session" ? sessionUsage : task?.usage
+  const task = taskId === null ? undefined : state.tasks.get(taskId)
+  const usage = scope === "session" ? state.sessionUsage : task?.usage
   return {
-    session_id: sessionId,
+    session_id: state.sessionId,
     revision,
     scope,
     task_id: taskId === null ? null : publicIdentity(taskId),
-    status: scope === "session" || task === undefined ? sessionStatus : task.status,
-    goals: goals.map((g) => g.entry).filter(inScope),
-    turns: turns.map((t) => t.entry).filter(inScope),
-    actions,
+    status: scope === "session" || task === undefined ? state.sessionStatus : task.status,
+    goals: state.goals.map((g) => g.entry).filter(inScope),
+    turns: state.turns.map((t) => t.entry).filter(inScope),
+    actions: ops.filter((op) => op.kind !== "edit").map((op) => entryOf(op)),
     changes,
     edits: ops.filter((op) => op.kind === "edit").map((op) => entryOf(op)),
     edit_operations: successfulEdits.length,
-    decisions: bySeq([...decisions.values()]).map((d) => d.entry).filter((d) => inScope(d.fact)),
+    decisions: bySeq([...state.decisions.values()]).map((d) => d.entry).filter((d) => inScope(d.fact)),
     verification,
-    token_breakdowns: breakdowns.map((b) => b.entry).filter((b) => inScope(b.fact)),
+    token_breakdowns: state.breakdowns.map((b) => b.entry).filter((b) => inScope(b.fact)),
     failures,
-    review_priorities: signals.map((s) => s.signal),
-    plan_evolution: plan,
+    review_priorities: reviewPriorities,
+    plan_evolution: bySeq([...state.plans, ...state.planItems.values()]).map((p) => p.entry).filter(inScope),
     agents: agentList,
     graph,
     usage: usage ?? null,
-    cost_usd: scope === "session" ? costUsd : null,
+    cost_usd: scope === "session" ? state.costUsd : null,
     completeness: {
-      malformed_records: malformed,
-      unknown_records: unknown,
-      legacy_records: legacy,
+      malformed_records: state.malformed,
+      unknown_records: state.unknown,
+      legacy_records: state.legacy,
       evicted_turns: evictedTurns,
       warnings
     }

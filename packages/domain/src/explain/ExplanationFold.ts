@@ -14,10 +14,8 @@
  */
 import { LABEL_LIMIT, publicIdentity, publicPath, publicText, RATIONALE_LIMIT } from "../contract/Redaction.ts"
 import { isKnownEventType } from "../contract/ThreadEvent.ts"
-import type { UsageTotals } from "../contract/Usage.ts"
 import { assembleExplanation } from "./ExplanationAssembly.ts"
 import type { DecisionEntry, ExplanationModel, ExplanationRecord, ExplanationScope } from "./ExplanationModel.ts"
-import type { Json } from "./internal/eventAccess.ts"
 import { Bad } from "./internal/eventAccess.ts"
 import type { ExplanationState, OutputState, Where } from "./internal/explanationState.ts"
 import {
@@ -33,73 +31,10 @@ import {
   taskState,
   whereOf
 } from "./internal/explanationState.ts"
+import { addUsage, delegationStatus, execStatus, firstLine, requestText, toolStatus } from "./internal/foldValues.ts"
 import type { ItemFields, ItemPhase, RecordFields } from "./internal/readRecord.ts"
 import { readRecord } from "./internal/readRecord.ts"
 import { parseDiff } from "./internal/unifiedDiff.ts"
-
-/**
- * IDE-context preambles some agents prepend to the user's prompt (Codex's "# Context from my
- * IDE setup: … ## My request for Codex:"): the goal is the request after the marker, not the
- * list of open tabs before it. A prompt without the marker is returned unchanged.
- */
-const REQUEST_MARKER = /^\s*#\s*Context from my IDE setup:[\s\S]*?##\s*My request for Codex:\s*/u
-
-const requestText = (prompt: string): string => {
-  const match = REQUEST_MARKER.exec(prompt)
-  if (match === null) return prompt
-  const rest = prompt.slice(match[0].length).replace(/\s+/gu, " ").trim()
-  return rest.length === 0 ? prompt : rest
-}
-
-const firstLine = (text: string): string => {
-  const trimmed = text.trim()
-  const nl = trimmed.indexOf("\n")
-  return nl === -1 ? trimmed : trimmed.slice(0, nl)
-}
-
-const addUsage = (a: UsageTotals | undefined, u: Json | undefined): UsageTotals | undefined => {
-  if (u === undefined) return a
-  const n = (k: string) => {
-    const v = u[k]
-    return typeof v === "number" && Number.isFinite(v) ? v : 0
-  }
-  const base = a ?? { input_tokens: 0, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 0 }
-  return {
-    input_tokens: base.input_tokens + n("input_tokens"),
-    cached_input_tokens: base.cached_input_tokens + n("cached_input_tokens"),
-    cache_creation_tokens: base.cache_creation_tokens + n("cache_creation_tokens"),
-    output_tokens: base.output_tokens + n("output_tokens")
-  }
-}
-
-const execStatus = (s: "completed" | "failed" | "in_progress") => s === "in_progress" ? "in progress" : s
-
-const toolStatus = (s: "completed" | "failed" | "in_progress", outcome: string | undefined): string => {
-  switch (outcome) {
-    case "error":
-    case "invalid_tool":
-      return "failed"
-    case "permission_rejected":
-    case "hook_denied":
-      return "denied"
-    case "cancelled":
-    case "permission_cancelled":
-      return "cancelled"
-    default:
-      return execStatus(s)
-  }
-}
-
-const delegationStatus = (status: string): string => {
-  const lower = status.toLowerCase()
-  return lower.includes("fail") || lower.includes("error")
-    ? "failed"
-    : lower.includes("cancel")
-    ? "cancelled"
-    : lower.includes("complete") || lower === "succeeded" || lower === "success" || lower === "done"
-    ? "completed"
-    : "in progress"
-}
 
 const applyToolOutput = (
   s: ExplanationState,
