@@ -310,6 +310,15 @@ const apply = (s: ExplanationState, r: ExplanationRecord, fields: RecordFields):
   }
 }
 
+export type {
+  /** Everything the fold remembers (one named field per counter, index and fact list); see `internal/explanationState.ts`. */
+  ExplanationState
+} from "./internal/explanationState.ts"
+export {
+  /** The state of a fold that has been fed nothing. */
+  initialState
+} from "./internal/explanationState.ts"
+
 /**
  * One step of the fold: numbers the record, reads every field it uses, and either counts it as
  * malformed (state otherwise untouched) or applies it. Updates `state` in place and returns it.
