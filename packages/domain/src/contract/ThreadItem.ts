@@ -175,6 +175,12 @@ export const FileChangeItem = Schema.Struct({
 /** A change set applied to the workspace. */
 export type FileChangeItem = typeof FileChangeItem.Type
 
+/** Lifecycle of an MCP tool call (`McpToolCallItem.status`). */
+export const McpToolCallStatus = Schema.Literals(["started", "completed", "failed"])
+
+/** Lifecycle of an MCP tool call. */
+export type McpToolCallStatus = typeof McpToolCallStatus.Type
+
 /** One MCP tool call; `result` is the captured text payload. */
 export const McpToolCallItem = Schema.Struct({
   context,
@@ -183,7 +189,7 @@ export const McpToolCallItem = Schema.Struct({
   tool_name: Schema.String,
   arguments: omittedWhenAbsent(Schema.Json),
   result: omittedWhenAbsent(Schema.String),
-  status: omittedWhenAbsent(Schema.Literals(["started", "completed", "failed"]))
+  status: omittedWhenAbsent(McpToolCallStatus)
 })
 
 /** One MCP tool call. */
