@@ -4,7 +4,7 @@
  * stderr, progress to stderr only when it is a terminal. Also the small text formatters the
  * commands share (byte sizes, aligned tables, shell-quoted arguments).
  */
-import { Effect, PlatformError, Stdio, Stream } from "effect"
+import { Duration, Effect, PlatformError, Schedule, Stdio, Stream } from "effect"
 
 /** The reader of stdout went away (`logbook events x | head`): not an error, just the end of output. */
 const readerGone = (error: unknown): error is PlatformError.PlatformError => {
@@ -44,32 +44,52 @@ export const streamOut = <E, R>(texts: Stream.Stream<string, E, R>) =>
 const PROGRESS_MIN_BYTES = 16 * 1024 * 1024
 
 /**
- * Runs `f` with a progress callback for long rescans when stderr is a terminal (`undefined`
- * otherwise, so pipes and logs never see carriage returns). The line is cleared at the end.
- *
- * **Gotchas**: the callback is called synchronously from inside a scan, so it writes to
- * `process.stderr` directly rather than through an effect.
+ * Runs `f` with a progress line on stderr when stderr is a terminal (`undefined` otherwise, so
+ * pipes and logs never see carriage returns). `f` gets a synchronous `report(text)` that only
+ * records the latest text — scans and imports call it from inside their loops — and a fiber
+ * writes that text through `Stdio` at most every 100 ms; the line is cleared when `f` ends,
+ * however it ends. The one progress line of the CLI.
+ */
+export const withProgressLine = <A, E, R>(
+  f: (report: ((text: string) => void) | undefined) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R | Stdio.Stdio> =>
+  Effect.gen(function*() {
+    const stdio = yield* Stdio.Stdio
+    if (!(yield* stdio.stderrIsTerminal)) return yield* f(undefined)
+    let latest: string | undefined
+    let written: string | undefined
+    const write = (text: string) => Effect.ignore(Stream.run(Stream.succeed(text), stdio.stderr()))
+    const show = Effect.suspend(() => {
+      if (latest === undefined || latest === written) return Effect.void
+      written = latest
+      return write(`\r\u001b[K${latest}`)
+    })
+    const clear = Effect.suspend(() => written === undefined ? Effect.void : write("\r\u001b[K"))
+    return yield* Effect.scoped(Effect.gen(function*() {
+      yield* Effect.forkScoped(Effect.repeat(show, Schedule.spaced(Duration.millis(100))))
+      return yield* f((text) => {
+        latest = text
+      })
+    })).pipe(Effect.ensuring(clear))
+  })
+
+/**
+ * Runs `f` with a progress callback for long rescans (`<label>: 42% of 1.2 GiB`, only for scans
+ * over 16 MiB) through {@link withProgressLine}.
  */
 export const withProgress = <A, E, R>(
   label: string,
   f: (onProgress: ((bytes: number, total: number) => void) | undefined) => Effect.Effect<A, E, R>
 ): Effect.Effect<A, E, R | Stdio.Stdio> =>
-  Effect.gen(function*() {
-    const stdio = yield* Stdio.Stdio
-    if (!(yield* stdio.stderrIsTerminal)) return yield* f(undefined)
-    let shown = false
-    const onProgress = (bytes: number, total: number) => {
-      if (total < PROGRESS_MIN_BYTES) return
-      shown = true
-      const percent = total === 0 ? 100 : Math.floor((bytes / total) * 100)
-      process.stderr.write(`\r${label}: ${percent}% of ${formatBytes(total)}`)
-    }
-    return yield* f(onProgress).pipe(
-      Effect.ensuring(Effect.sync(() => {
-        if (shown) process.stderr.write("\r\u001b[K")
-      }))
+  withProgressLine((report) =>
+    f(
+      report === undefined ? undefined : (bytes, total) => {
+        if (total < PROGRESS_MIN_BYTES) return
+        const percent = total === 0 ? 100 : Math.floor((bytes / total) * 100)
+        report(`${label}: ${percent}% of ${formatBytes(total)}`)
+      }
     )
-  })
+  )
 
 /** `1234` → `1.2 KiB`; exact below 1 KiB. */
 export const formatBytes = (bytes: number): string => {

@@ -15,7 +15,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { CommandFailed } from "../Errors.ts"
 import { jsonFlag } from "../Flags.ts"
-import { note, printJson, printLines, shellQuote, table } from "../Output.ts"
+import { note, printJson, printLines, shellQuote, table, withProgressLine } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 const pathsArgument = Argument.String("path").pipe(
@@ -165,15 +165,6 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
     }
     const paths = given.length > 0 ? given : yield* defaultPaths(format)
     const stdio = yield* Stdio.Stdio
-    const terminal = yield* stdio.stderrIsTerminal
-    let shown = false
-    const onProgress = terminal
-      ? (done: number, total: number, path: string) => {
-        shown = true
-        // Synchronous on purpose: called from inside the import loop, between sources.
-        process.stderr.write(`\r\u001b[Kimporting ${done}/${total}: ${NodePath.basename(path)}`)
-      }
-      : undefined
     const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
     if (watch.watch) {
       if (fromStdin) {
@@ -190,12 +181,17 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
         Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
         Effect.map((source) => summarise([source]))
       )
-      : importSessions({ sessionsDir: where.sessionsDir, format, paths, onProgress })
-    const report = yield* imported.pipe(
-      Effect.ensuring(Effect.sync(() => {
-        if (shown) process.stderr.write("\r\u001b[K")
-      }))
-    )
+      : withProgressLine((progress) =>
+        importSessions({
+          sessionsDir: where.sessionsDir,
+          format,
+          paths,
+          onProgress: progress === undefined
+            ? undefined
+            : (done, total, path) => progress(`importing ${done}/${total}: ${NodePath.basename(path)}`)
+        })
+      )
+    const report = yield* imported
     const invocation = yield* Invocation
     const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
     if (json) yield* printJson(report)
