@@ -6,10 +6,18 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Replicator } from "@logbook/fleet"
-import { layerFreshFleet, nodeLayer, openLog, pathsOf, sessionsRoot, turn } from "@logbook/testkit"
+import {
+  fleetLines,
+  layerFreshFleet,
+  localLines,
+  nodeLayer,
+  openLog,
+  pathsOf,
+  sessionsRoot,
+  turn
+} from "@logbook/testkit"
 import { Effect, Layer, Option } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { fleetLines, localLines } from "../support/fleetCompare.ts"
 
 const SESSIONS = 50
 const TURNS = Math.max(1, Number(process.env["LOGBOOK_FLEET_LOAD_TURNS"] ?? "20") || 20)

@@ -8,12 +8,22 @@ import { assert, describe, it } from "@effect/vitest"
 import { replicateSession, replicateStore } from "@logbook/fleet"
 import type { ReplicationConflict } from "@logbook/fleet"
 import type { SessionLog } from "@logbook/store"
-import { ev, layerFreshFleet, nodeLayer, openLog, pathsOf, sessionsRoot, turn } from "@logbook/testkit"
+import {
+  ev,
+  fleetCursor,
+  fleetLines,
+  layerFreshFleet,
+  localLines,
+  nodeLayer,
+  openLog,
+  pathsOf,
+  sessionsRoot,
+  turn
+} from "@logbook/testkit"
 import { Effect, Layer, Ref } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fleetCursor, fleetLines, localLines } from "../support/fleetCompare.ts"
 
 const options = { originHost: "test-host" }
 

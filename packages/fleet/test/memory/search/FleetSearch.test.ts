@@ -19,6 +19,7 @@ import {
   mulberry32,
   nodeLayer,
   openLog,
+  plantView,
   sessionsRoot,
   testDatabaseIsEmbedded
 } from "@logbook/testkit"
@@ -34,28 +35,6 @@ const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "project
 const realFiles = fs.readdirSync(realdata, { withFileTypes: true })
   .filter((d) => d.isDirectory())
   .flatMap((d) => fs.readdirSync(path.join(realdata, d.name)).sort().map((f) => path.join(realdata, d.name, f)))
-
-/** Writes `<root>/<name>/derived/memory.json` as a host would, with a given mtime. */
-const plantView = (
-  root: string,
-  name: string,
-  facts: ReadonlyArray<string | null>,
-  createdAt: number,
-  mtime: number
-) => {
-  const dir = path.join(root, name, "derived")
-  fs.mkdirSync(dir, { recursive: true })
-  const file = path.join(dir, "memory.json")
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      summary: "s",
-      grounded_facts: facts.map((fact) => (fact === null ? { source: "x" } : { fact, source: "x" })),
-      created_at: createdAt
-    })
-  )
-  fs.utimesSync(file, mtime, mtime)
-}
 
 const sessionNames = (root: string): Array<string> =>
   fs.readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory() && !d.name.startsWith(".")).map((d) =>

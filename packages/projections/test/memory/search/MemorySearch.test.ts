@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { bm25Idf, tokenize } from "@logbook/domain"
-import { appendAll, ev, nodeLayer, openLog, sessionsRoot } from "@logbook/testkit"
+import { appendAll, ev, nodeLayer, openLog, plantView, sessionsRoot } from "@logbook/testkit"
 import { Effect, Layer, Schema } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -21,28 +21,6 @@ const testRoot = sessionsRoot("projections")
 
 const DAY = 86_400
 const NOW = 1_800_000_000
-
-/** Writes `<root>/<name>/derived/memory.json` as an external writer would, bumping its mtime. */
-const plantView = (
-  root: string,
-  name: string,
-  facts: ReadonlyArray<string | null>,
-  createdAt?: number,
-  mtime?: number
-): void => {
-  const dir = path.join(root, name, "derived")
-  fs.mkdirSync(dir, { recursive: true })
-  const file = path.join(dir, "memory.json")
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      summary: "s",
-      grounded_facts: facts.map((fact) => (fact === null ? { source: "x" } : { fact, source: "x" })),
-      ...(createdAt === undefined ? {} : { created_at: createdAt })
-    })
-  )
-  if (mtime !== undefined) fs.utimesSync(file, mtime, mtime)
-}
 
 /** Runs an effect with an index cache of its own, as a new process would. */
 const fresh = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, Layer.fresh(SearchIndexCache.layer))

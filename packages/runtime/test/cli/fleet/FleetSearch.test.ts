@@ -6,30 +6,16 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { layerFleetClient, syncSearchDocuments } from "@logbook/fleet"
-import { busyServerRetry, fleetTestTarget, resetFleetDatabase, sessionsRoot } from "@logbook/testkit"
+import { busyServerRetry, fleetTestTarget, plantView, resetFleetDatabase, sessionsRoot } from "@logbook/testkit"
 import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import * as Sql from "effect/sql/SqlClient"
 import * as fs from "node:fs"
-import * as path from "node:path"
 import { storeLayerNode } from "../../../src/SessionMemory.ts"
 import { logbook } from "../inProcess.ts"
 
 const NOW = 1_800_000_000
 const DAY = 86_400
-
-const plantView = (root: string, name: string, facts: ReadonlyArray<string>, createdAt: number) => {
-  const dir = path.join(root, name, "derived")
-  fs.mkdirSync(dir, { recursive: true })
-  fs.writeFileSync(
-    path.join(dir, "memory.json"),
-    JSON.stringify({
-      summary: "s",
-      grounded_facts: facts.map((fact) => ({ fact, source: "x" })),
-      created_at: createdAt
-    })
-  )
-}
 
 /** Runs `effect` with its own connection to the test database, closed when it ends (the CLI needs the only one). */
 const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>

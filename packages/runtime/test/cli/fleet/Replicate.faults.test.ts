@@ -14,6 +14,8 @@ import { layerFleetClient } from "@logbook/fleet"
 import type { LogLine, Prng } from "@logbook/testkit"
 import {
   busyServerRetry,
+  fleetCursor,
+  fleetLines,
   fleetTestTarget,
   logLines,
   mulberry32,
@@ -28,7 +30,6 @@ import { Effect, Fiber, Redacted } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { ChildProcess } from "node:child_process"
 import { spawn } from "node:child_process"
-import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { assertBuilt, BIN } from "../harness.ts"
@@ -125,33 +126,20 @@ const appendTurns = (
 /** Compares every session's fleet rows with its local log (current epoch) or a recorded earlier log (older epochs). */
 const compareAll = (root: string, history: Map<string, Array<Array<LogLine>>>) =>
   withFleet(Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     let total = 0
     for (const session of SESSIONS) {
-      const cursor = yield* sql<{ readonly epoch: number; readonly byte_offset: bigint | number }>`
-        select epoch, byte_offset from replication_cursors where session_id = ${session}`
-      const current = cursor[0]
+      const current = yield* fleetCursor(session)
       assert.isDefined(current, `no cursor for ${session}`)
       if (current === undefined) continue
       const local = logLines(fs.readFileSync(path.join(root, session, "events.jsonl")))
       for (let epoch = 0; epoch <= current.epoch; epoch++) {
-        const rows = yield* sql<{
-          readonly byte_offset: bigint | number
-          readonly length: number
-          readonly sha256: string
-          readonly line: Uint8Array
-        }>`select byte_offset, length, sha256, line from events
-           where session_id = ${session} and epoch = ${epoch} order by byte_offset`
-        const stored = rows.map((r) => {
-          assert.strictEqual(createHash("sha256").update(r.line).digest("hex"), r.sha256, "stored bytes match digest")
-          assert.strictEqual(r.line.length, Number(r.length))
-          return { offset: Number(r.byte_offset), length: Number(r.length), sha256: r.sha256 }
-        })
+        // fleetLines also checks that every stored line's bytes match its digest and length.
+        const stored = yield* fleetLines(session, epoch)
         total += stored.length
         if (epoch === current.epoch) {
           assert.deepStrictEqual(stored, local, `${session} epoch ${epoch} equals the local log line by line`)
           const end = local.at(-1)
-          assert.strictEqual(Number(current.byte_offset), end === undefined ? 0 : end.offset + end.length + 1)
+          assert.strictEqual(current.offset, end === undefined ? 0 : end.offset + end.length + 1)
         } else {
           // An older epoch is a prefix of a log the session had before one of its rewrites.
           const logs = history.get(session) ?? []

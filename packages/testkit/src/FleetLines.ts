@@ -1,13 +1,14 @@
 /**
- * Test support: the line-by-line comparison of what the fleet holds for a session epoch with the
- * local `events.jsonl` (offset, length, SHA-256 of each terminated line, and the bytes).
+ * The line-by-line comparison of what the fleet holds for a session epoch with the local
+ * `events.jsonl` (offset, length, SHA-256 of each terminated line, and the bytes), for every
+ * fleet test (library and CLI).
  */
-import type { LogLine } from "@logbook/testkit"
-import { logLines } from "@logbook/testkit"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
+import type { LogLine } from "./LogLines.ts"
+import { logLines } from "./LogLines.ts"
 
 /** One line as compared: where it starts, its length without the newline, its digest. */
 export type ComparedLine = LogLine
