@@ -24,6 +24,7 @@ import {
   EventLog,
   fileSignature,
   loadImportState,
+  regularFilesBelow,
   saveImportState,
   SessionFs,
   sessionPaths,
@@ -128,16 +129,12 @@ const collectSources = (paths: ReadonlyArray<string>, format: ImportFormat | "au
     const out: Array<Candidate> = []
     const exts = extensionsOf(format)
     const walk = (dir: string): Effect.Effect<void, StoreIoError> =>
-      Effect.gen(function*() {
-        const names = yield* fs.listDir(dir)
-        for (const name of names) {
-          const child = NodePath.join(dir, name)
-          const info = yield* fs.lstat(child)
-          if (Option.isNone(info)) continue
-          if (info.value.type === "Directory") yield* walk(child)
-          else if (info.value.type === "File" && exts.some((ext) => name.endsWith(ext))) out.push({ path: child })
+      Effect.map(
+        regularFilesBelow(fs, dir, (_, name, type) => type === "Directory" || exts.some((ext) => name.endsWith(ext))),
+        (files) => {
+          for (const file of files) out.push({ path: file.path })
         }
-      })
+      )
     for (const given of paths) {
       const path = NodePath.resolve(given)
       const info = yield* Effect.result(fs.lstat(path))

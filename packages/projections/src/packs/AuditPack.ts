@@ -21,7 +21,14 @@ import {
   packDigestText
 } from "@logbook/domain"
 import type { SessionFsApi, SessionPaths, StoreIoError } from "@logbook/store"
-import { auditPackPath, CorruptFile, SessionFs, StoreIoError as IoError, writeAuditPackFile } from "@logbook/store"
+import {
+  auditPackPath,
+  CorruptFile,
+  regularFilesBelow,
+  SessionFs,
+  StoreIoError as IoError,
+  writeAuditPackFile
+} from "@logbook/store"
 import { Clock, Effect, Option, Result } from "effect"
 import type { KeyObject } from "node:crypto"
 import { createHash } from "node:crypto"
@@ -119,27 +126,14 @@ export const listSessionFiles = (
   dir: string,
   filter: SessionFileFilter
 ): Effect.Effect<Array<string>, StoreIoError> =>
-  Effect.gen(function*() {
-    const found: Array<string> = []
-    const walk = (relative: string): Effect.Effect<void, StoreIoError> =>
-      Effect.gen(function*() {
-        const absolute = relative.length === 0 ? dir : NodePath.join(dir, relative)
-        for (const name of yield* fs.listDir(absolute)) {
-          const child = relative.length === 0 ? name : `${relative}/${name}`
-          if (entryPathProblem(child) !== undefined) continue
-          if (filter.skipDotNames === true && name.startsWith(".")) continue
-          if (filter.skipLog === true && child === "events.jsonl") continue
-          const info = yield* fs.lstat(NodePath.join(dir, child))
-          if (Option.isNone(info)) continue
-          if (info.value.type === "Directory") yield* walk(child)
-          else if (
-            info.value.type === "File" && !(filter.skipAuditPack === true && name === AUDIT_PACK_FILE_NAME)
-          ) found.push(child)
-        }
-      })
-    yield* walk("")
-    return found.sort(comparePathBytes)
-  })
+  Effect.map(
+    regularFilesBelow(fs, dir, (child, name, type) =>
+      entryPathProblem(child) === undefined
+      && !(filter.skipDotNames === true && name.startsWith("."))
+      && !(filter.skipLog === true && child === "events.jsonl")
+      && !(type === "File" && filter.skipAuditPack === true && name === AUDIT_PACK_FILE_NAME)),
+    (files) => files.map((file) => file.relative).sort(comparePathBytes)
+  )
 
 /**
  * The regular files below `dir` as slash-separated relative paths, in byte order: real

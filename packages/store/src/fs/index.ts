@@ -3,5 +3,6 @@
  * fault-injecting layers, and the store's error types.
  */
 export * from "./Digest.ts"
+export * from "./RegularFiles.ts"
 export * from "./SessionFs.ts"
 export * from "./StoreError.ts"
