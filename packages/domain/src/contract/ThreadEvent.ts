@@ -431,15 +431,16 @@ const EnvelopeHead = Schema.Struct({ schema_version: Schema.String, event: Event
 const decodeEventHead = Schema.decodeUnknownResult(EventHead)
 const decodeEnvelopeHead = Schema.decodeUnknownResult(EnvelopeHead)
 
-const eventDecoders = new Map<string, Decoder<ThreadEvent>>()
-const envelopeDecoders = new Map<string, Decoder<VersionedThreadEvent>>()
-for (const schema of KNOWN_EVENT_SCHEMAS) {
-  eventDecoders.set(schema.fields.type.literal, Schema.decodeUnknownResult(schema))
-  envelopeDecoders.set(
+// Dispatch tables, built once in one expression and never written (not caches).
+const eventDecoders: ReadonlyMap<string, Decoder<ThreadEvent>> = new Map(
+  KNOWN_EVENT_SCHEMAS.map((schema) => [schema.fields.type.literal, Schema.decodeUnknownResult(schema)])
+)
+const envelopeDecoders: ReadonlyMap<string, Decoder<VersionedThreadEvent>> = new Map(
+  KNOWN_EVENT_SCHEMAS.map((schema) => [
     schema.fields.type.literal,
     Schema.decodeUnknownResult(Schema.Struct({ schema_version: Schema.String, event: schema }))
-  )
-}
+  ])
+)
 const decodeUnknownEvent: Decoder<ThreadEvent> = Schema.decodeUnknownResult(UnknownEvent)
 const decodeUnknownEnvelope: Decoder<VersionedThreadEvent> = Schema.decodeUnknownResult(
   Schema.Struct({ schema_version: Schema.String, event: UnknownEvent })
