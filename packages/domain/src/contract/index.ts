@@ -1,6 +1,7 @@
 /**
  * The ThreadEvent contract: the event and item Schemas, the canonical encoder, the line classifier, the
- * lifecycle kinds, the `matrix.updated` wire shapes, usage counters, the search tokenizer and the
+ * lifecycle kinds, the `matrix.updated` wire shapes, usage counters, the search tokenizer, the terminal
+ * sanitiser and the
  * redaction policy every exit applies. Every other feature of the domain builds on this folder.
  */
 export * from "./Classify.ts"
@@ -10,5 +11,6 @@ export * from "./MatrixSnapshot.ts"
 export * from "./MatrixSpec.ts"
 export * from "./Redaction.ts"
 export * from "./SearchText.ts"
+export * from "./TerminalText.ts"
 export * from "./ThreadEvent.ts"
 export * from "./ThreadItem.ts"
