@@ -7,6 +7,7 @@
  * any source failed or was refused, after importing all the others.
  */
 import type { ImportFormat } from "@logbook/domain"
+import { terminalSafe } from "@logbook/domain"
 import type { ImportReport, SourceReport } from "@logbook/projections"
 import { deriveImportedMemory, emptyReport, importInput, importSessions, summarise } from "@logbook/projections"
 import { Config, Duration, Effect, Option, Stdio } from "effect"
@@ -171,7 +172,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
       ? (done: number, total: number, path: string) => {
         shown = true
         // Synchronous on purpose: called from inside the import loop, between sources.
-        process.stderr.write(`\r\u001b[Kimporting ${done}/${total}: ${NodePath.basename(path)}`)
+        process.stderr.write(`\r\u001b[Kimporting ${done}/${total}: ${terminalSafe(NodePath.basename(path))}`)
       }
       : undefined
     const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
