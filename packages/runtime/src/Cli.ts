@@ -4,6 +4,7 @@
  * exit code (0 ok, 1 failure, 2 usage, 3 not found, 4 evicted turn or invalid audit pack, 5 integrity problem).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
+import { terminalSafe } from "@logbook/domain"
 import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
 import { CliOutput, Command } from "effect/cli"
 import { demoCommand } from "./cli/demo/Demo.ts"
@@ -92,7 +93,9 @@ export const runLogbook = (invocation: string): Effect.Effect<void, CliExit> =>
       if (Cause.hasInterruptsOnly(cause)) return Effect.interrupt
       const { exitCode, text } = renderCause(cause)
       const exit = new CliExit({ code: exitCode })
-      return text === undefined ? Effect.fail(exit) : Effect.andThen(Console.error(text), Effect.fail(exit))
+      return text === undefined
+        ? Effect.fail(exit)
+        : Effect.andThen(Console.error(terminalSafe(text)), Effect.fail(exit))
     }),
     Effect.provide(Layer.mergeAll(storeLayerNode, NodeServices.layer, CliOutput.layerPresenter(presenter)))
   )

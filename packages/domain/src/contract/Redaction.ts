@@ -159,7 +159,7 @@ export const isSecretKey = (key: string): boolean => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Secrets in text (docs/security.md#secrets-in-text)
+// Secrets in text (docs/security.md#secrets-in-text-and-commands)
 
 // A quoted value (with backslash escapes) or a bare one up to whitespace or a delimiter.
 const VALUE = String.raw`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|(?![\[{])[^\s,;&"'}\]]+`
