@@ -167,11 +167,15 @@ const VALUE = String.raw`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|(?![\[{])[^\s,;&"'}\]]+`
 // An authorization scheme and its credentials count as one value ("Authorization: Bearer x").
 const SCHEMED_VALUE = String.raw`(?:[Bb]earer|[Bb]asic|[Tt]oken|[Dd]igest)\s+[^\s,;"']+`
 
-// NAME=value, NAME: value, "NAME": "value", with the name optionally quoted.
-const ASSIGNMENT = new RegExp(
-  String.raw`(?<![A-Za-z0-9_])(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)\1(\s*[:=]\s*)(${SCHEMED_VALUE}|${VALUE})`,
+// NAME= / NAME: / "NAME": with the name optionally quoted (and `--name=`). A name starts only
+// where no name character precedes it, so a long dotted or dashed run is scanned once.
+const ASSIGNMENT_NAME = new RegExp(
+  String.raw`(?<![A-Za-z0-9_.\-])(["']?)(-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)\1(\s*[:=]\s*)`,
   "gu"
 )
+
+// The value after a secret name's separator, matched where the separator ends.
+const ASSIGNMENT_VALUE = new RegExp(String.raw`${SCHEMED_VALUE}|${VALUE}`, "uy")
 
 // --name value (a long option whose name is secret and whose next argument is not an option).
 const LONG_OPTION = new RegExp(
@@ -185,22 +189,23 @@ const redactValue = (value: string): string => {
 }
 
 /**
- * Redacts the value of each assignment whose name is secret. A non-secret name's value is
- * searched again from its start ("note: API_KEY=…", "see: DB_PASSWORD=\"…\""), so the scan
- * resumes right after the separator instead of after the value.
+ * Redacts the value of each assignment whose name is secret. Only a secret name's value is read
+ * (so text full of `a:` or `x=` is scanned once, not once per name), and a non-secret name's
+ * value is searched like any text ("note: API_KEY=…", "see: DB_PASSWORD=\"…\"").
  */
 const redactAssignments = (text: string): string => {
-  const pattern = new RegExp(ASSIGNMENT.source, "gu")
+  const names = new RegExp(ASSIGNMENT_NAME.source, "gu")
+  const values = new RegExp(ASSIGNMENT_VALUE.source, "uy")
   let out = ""
   let last = 0
-  for (let m = pattern.exec(text); m !== null; m = pattern.exec(text)) {
-    const [whole, quote = "", name = "", separator = "", value = ""] = m
-    if (isSecretKey(name) && value !== REDACTED) {
-      out += `${text.slice(last, m.index)}${quote}${name}${quote}${separator}${redactValue(value)}`
-      last = m.index + whole.length
-    } else {
-      pattern.lastIndex = m.index + 2 * quote.length + name.length + separator.length
-    }
+  for (let m = names.exec(text); m !== null; m = names.exec(text)) {
+    if (!isSecretKey(m[2] ?? "")) continue
+    values.lastIndex = names.lastIndex
+    const value = values.exec(text)?.[0]
+    if (value === undefined || value === REDACTED) continue
+    out += `${text.slice(last, names.lastIndex)}${redactValue(value)}`
+    last = names.lastIndex + value.length
+    names.lastIndex = last
   }
   return last === 0 ? text : out + text.slice(last)
 }
@@ -211,8 +216,9 @@ const longOption = (whole: string, option: string, space: string, value: string)
 // Credentials of an authorization scheme look like a token, not a word ("Bearer tokens expire").
 const looksLikeCredentials = (value: string): boolean => /[0-9+/=._~-]/u.test(value)
 
-// Arguments of one command up to the end of its line or the next shell operator.
-const ARGS = String.raw`[^\n;|&]*?`
+// Arguments of one command before the password option: up to 400 characters of its line, before
+// any shell operator (bounded, so text naming a program many times is not scanned quadratically).
+const ARGS = String.raw`[^\n;|&]{0,400}?`
 
 // One rule: every match of `pattern` replaced by what `replacement` makes of its groups.
 const rule = (pattern: RegExp, replacement: (...groups: Array<string>) => string) => (text: string): string =>
@@ -245,7 +251,7 @@ const SECRET_RULES: ReadonlyArray<(text: string) => string> = [
   rule(
     new RegExp(
       String
-        .raw`\b((?:curl|wget|http|https)\b${ARGS}\s(?:-u\s*|--user[=\s]\s*|--proxy-user[=\s]\s*)['"]?[^\s:'"]*:)([^\s'"]+)`,
+        .raw`\b((?:curl|wget)\b${ARGS}\s(?:-u\s*|--user[=\s]\s*|--proxy-user[=\s]\s*)['"]?[^\s:'"]*:)([^\s'"]+)`,
       "gu"
     ),
     (whole, head, value) => value === REDACTED ? whole : `${head}${REDACTED}`
@@ -271,12 +277,12 @@ const SECRET_RULES: ReadonlyArray<(text: string) => string> = [
   // Azure shared access signatures (the `sig=` of a SAS URL or connection string).
   rule(/([?&;]sig=)[A-Za-z0-9%+/=]{16,}/gu, (_, head) => `${head}${REDACTED}`),
   // Credentials inside URLs: scheme://user:pass@host.
-  rule(/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/giu, (_, head) => `${head}${REDACTED}@`)
+  rule(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/giu, (_, head) => `${head}${REDACTED}@`)
 ]
 
 // A cheap first look: text matching none of these cannot match any secret pattern.
 const MAYBE_SECRET =
-  /pass|pwd|secret|token|key|auth|credential|cookie|bearer|basic|digest|sk-|sk_|rk_|whsec|gh[pousr]_|github_pat|AKIA|ASIA|AIza|xox|xapp|glpat|npm_|hf_|eyJ|sig=|:\/\/|BEGIN|mysql|mariadb|sshpass|curl|wget|http/iu
+  /pass|pwd|secret|token|key|auth|credential|cookie|bearer|basic|digest|sk-|sk_|rk_|whsec|gh[pousr]_|github_pat|AKIA|ASIA|AIza|xox|xapp|glpat|npm_|hf_|eyJ|sig=|:\/\/|BEGIN|mysql|mariadb|sshpass|curl|wget/iu
 
 /**
  * Replaces every secret in text with `[REDACTED]`: the whole of a PEM private-key block and of
