@@ -65,7 +65,7 @@ export const withProgress = <A, E, R>(
       if (total < PROGRESS_MIN_BYTES) return
       shown = true
       const percent = total === 0 ? 100 : Math.floor((bytes / total) * 100)
-      process.stderr.write(`\r${label}: ${percent}% of ${formatBytes(total)}`)
+      process.stderr.write(`\r${terminalSafe(label)}: ${percent}% of ${formatBytes(total)}`)
     }
     return yield* f(onProgress).pipe(
       Effect.ensuring(Effect.sync(() => {
