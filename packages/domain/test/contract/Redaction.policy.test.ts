@@ -282,4 +282,15 @@ describe("Redaction property", () => {
     },
     { arbitrary: { runs: 500, seed: 34 } }
   )
+
+  it.prop(
+    "a secret between arbitrary strings, set apart by a space, never survives",
+    [Schema.String, Schema.String, Schema.Array(Schema.Int), Schema.Int],
+    ([before, after, seeds, shape]) => {
+      const body = bodyOf(seeds, 20 + (Math.abs(shape) % 12), ALNUM)
+      const text = `${before} ${pick(SHAPES, shape)(body)} ${after}`
+      assert.notInclude(redactSecrets(text), body.slice(0, 16), `from ${JSON.stringify(text)}`)
+    },
+    { arbitrary: { runs: 500, seed: 34 } }
+  )
 })
