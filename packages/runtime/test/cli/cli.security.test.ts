@@ -238,6 +238,12 @@ describe("no exit leaks a secret", () => {
           const snapshot = fs.readFileSync(path.join(dir, file), "latin1")
           for (const [, secret] of TEXT_SECRETS) assert.notInclude(snapshot, secret, `${file} holds ${secret}`)
         }
+        // On a terminal each line is still one JSON object, keys in the recorded order.
+        const offsets = yield* ok(["--sessions-dir", dir, "events", "derived", "--offsets"], { terminal: true })
+        const lines = offsets.trim().split("\n").map((l) => JSON.parse(l))
+        assert.deepStrictEqual(lines.map((l) => Object.keys(l)), lines.map(() => ["offset", "event"]))
+        assert.deepStrictEqual(Object.keys(lines[1].event.item), ["id", "type", "text"])
+        assert.notInclude(offsets, "pgpw0001")
         // Piped, or with --raw, events are as recorded (the canonical log's content).
         const piped = yield* ok(["--sessions-dir", dir, "events", "derived"])
         const raw = yield* ok(["--sessions-dir", dir, "events", "derived", "--raw"], { terminal: true })
