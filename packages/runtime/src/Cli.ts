@@ -4,7 +4,7 @@
  * exit code (0 ok, 1 failure, 2 usage, 3 not found, 4 evicted turn or invalid audit pack, 5 integrity problem).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import { terminalSafe } from "@logbook/domain"
+import { redactSecrets, terminalSafe } from "@logbook/domain"
 import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
 import { CliOutput, Command } from "effect/cli"
 import { demoCommand } from "./cli/demo/Demo.ts"
@@ -62,7 +62,7 @@ const presenter: CliOutput.Presenter = {
   present: (event) => {
     if (event._tag !== "InvalidInvocation") return CliOutput.defaultPresenter.present(event)
     const path = event.commandPath.join(" ")
-    return Console.error(
+    return Console.error(terminalSafe(
       [
         ...event.errors.map((error) => `${path}: ${error.message}`),
         `usage: ${event.helpDoc.usage}`,
@@ -70,7 +70,7 @@ const presenter: CliOutput.Presenter = {
           ? `Run \`${path} --help\` for the flags and examples, \`logbook --help\` for every command.`
           : "Run `logbook --help` for every command, its flags and examples."
       ].join("\n")
-    )
+    ))
   }
 }
 
@@ -95,7 +95,7 @@ export const runLogbook = (invocation: string): Effect.Effect<void, CliExit> =>
       const exit = new CliExit({ code: exitCode })
       return text === undefined
         ? Effect.fail(exit)
-        : Effect.andThen(Console.error(terminalSafe(text)), Effect.fail(exit))
+        : Effect.andThen(Console.error(terminalSafe(redactSecrets(text))), Effect.fail(exit))
     }),
     Effect.provide(Layer.mergeAll(storeLayerNode, NodeServices.layer, CliOutput.layerPresenter(presenter)))
   )
