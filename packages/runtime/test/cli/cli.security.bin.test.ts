@@ -19,6 +19,7 @@ describe("the binary's errors", () => {
       const secret = yield* run(["--workspace", ws, "show", "PGPASSWORD=pgpw0001"], { cwd: ws })
       assert.strictEqual(secret.code, 3, secret.stderr)
       assert.notInclude(secret.stderr, "pgpw0001")
+      assert.include(secret.stderr, "PGPASSWORD=[REDACTED]")
       const usage = yield* run(["--workspace", ws, "sessions", "--limit", "x\u001b[2J"], { cwd: ws })
       assert.strictEqual(usage.code, 2, usage.stderr)
       assert.notMatch(usage.stderr, /\u001b/u)
