@@ -4,6 +4,7 @@
  * exit code (0 ok, 1 failure, 2 usage, 3 not found, 4 evicted turn or invalid audit pack, 5 integrity problem).
  */
 import * as NodeServices from "@effect/platform-node/NodeServices"
+import { redactSecrets, terminalSafe } from "@logbook/domain"
 import { SearchIndexCache } from "@logbook/projections"
 import { Cause, Console, Data, Effect, Layer, Runtime } from "effect"
 import { CliOutput, Command } from "effect/cli"
@@ -62,7 +63,7 @@ const presenter: CliOutput.Presenter = {
   present: (event) => {
     if (event._tag !== "InvalidInvocation") return CliOutput.defaultPresenter.present(event)
     const path = event.commandPath.join(" ")
-    return Console.error(
+    return Console.error(terminalSafe(
       [
         ...event.errors.map((error) => `${path}: ${error.message}`),
         `usage: ${event.helpDoc.usage}`,
@@ -70,7 +71,7 @@ const presenter: CliOutput.Presenter = {
           ? `Run \`${path} --help\` for the flags and examples, \`logbook --help\` for every command.`
           : "Run `logbook --help` for every command, its flags and examples."
       ].join("\n")
-    )
+    ))
   }
 }
 
@@ -94,7 +95,9 @@ export const runLogbook = (invocation: string): Effect.Effect<void, CliExit> =>
       // renderCause takes causes of `LogbookFailure` only: a command error it cannot render fails to compile here.
       const { exitCode, text } = renderCause(cause)
       const exit = new CliExit({ code: exitCode })
-      return text === undefined ? Effect.fail(exit) : Effect.andThen(Console.error(text), Effect.fail(exit))
+      return text === undefined
+        ? Effect.fail(exit)
+        : Effect.andThen(Console.error(terminalSafe(redactSecrets(text))), Effect.fail(exit))
     }),
     Effect.provide(
       Layer.mergeAll(storeLayerNode, SearchIndexCache.layer, NodeServices.layer, CliOutput.layerPresenter(presenter))

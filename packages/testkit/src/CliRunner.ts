@@ -25,6 +25,8 @@ export interface CliRunOptions<E> {
   readonly render: RenderFailure<E>
   /** Standard input, fully available and then closed (default: empty). */
   readonly stdin?: string
+  /** Whether stdout says it is a terminal (default: no, as when piped). */
+  readonly stdoutIsTerminal?: boolean
 }
 
 /** A console whose `log`/`info` go to `out` and `error`/`warn` to `err`; everything else is silent. */
@@ -76,6 +78,7 @@ export const runCliInProcess = <E, R>(
         Effect.sync(() => void into.push(typeof chunk === "string" ? chunk : decoder.decode(chunk)))
       )
     const stdio = Stdio.make({
+      stdoutIsTerminal: Effect.succeed(options.stdoutIsTerminal === true),
       args: Effect.succeed([]),
       stdin: Stream.make(new TextEncoder().encode(options.stdin ?? "")),
       stdout: collect(out),

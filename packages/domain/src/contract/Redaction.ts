@@ -1,8 +1,10 @@
 /**
- * Redaction and bounds for explanations (docs/explain.md#redaction): every recorded string an
- * explanation shows passes through here first, so secrets (`password=…`, bearer tokens, common
- * API-key shapes, private keys) and terminal control characters never reach any output, and no
- * label, identity or path is unbounded. Pure; the digests use the domain's own SHA-256.
+ * The redaction policy of every exit (docs/security.md): which keys name secrets, which secrets
+ * are recognised in text and commands, and the bounds of explanation text. Explanations,
+ * evidence, facts, search documents and snippets, events shown on a terminal, the HTML report
+ * and the fleet's search tables all pass recorded text through `redactSecrets` / `redactJson`
+ * here, so one list decides what is hidden everywhere. Pure; the digests use the domain's own
+ * SHA-256.
  */
 import { sha256Hex } from "../internal/sha256.ts"
 
@@ -28,41 +30,273 @@ export const REDACTED = "[REDACTED]"
 
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/gu
 
-const SECRET_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
-  // PEM private keys, whole block (or up to the end when it was cut).
-  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/gu, REDACTED],
-  // Authorization headers.
-  [/\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{8,}/gu, `$1 ${REDACTED}`],
-  // key=value / key: value assignments of secret-like names.
-  [
-    /\b((?:[A-Za-z0-9_.-]*[_.-])?(?:password|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|auth|authorization|credentials?|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^\s,;&"'}]+)/giu,
-    `$1${REDACTED}`
-  ],
-  // Common key shapes.
-  [/\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/gu, REDACTED],
-  [/\bgh[pousr]_[A-Za-z0-9]{20,}/gu, REDACTED],
-  [/\bgithub_pat_[A-Za-z0-9_]{20,}/gu, REDACTED],
-  [/\bAKIA[0-9A-Z]{16}\b/gu, REDACTED],
-  [/\bAIza[0-9A-Za-z_-]{30,}/gu, REDACTED],
-  [/\bxox[abposr]-[A-Za-z0-9-]{10,}/gu, REDACTED],
-  [/\bglpat-[A-Za-z0-9_-]{20,}/gu, REDACTED],
-  [/\bnpm_[A-Za-z0-9]{30,}/gu, REDACTED],
-  // Credentials inside URLs: scheme://user:pass@host.
-  [/\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/giu, `$1${REDACTED}@`]
-]
-
 /** Removes control characters except `\n` and `\t` (ANSI escapes lose their ESC and become inert text). */
 export const dropControlCharacters = (text: string): string => text.replace(CONTROL, "")
 
+// ---------------------------------------------------------------------------------------------
+// Secret-named keys (docs/security.md#secret-named-keys)
+
+// Words that make a key secret wherever they occur inside one of its words ("PGPASSWORD",
+// "dbPassword", "AWS_SECRET_ACCESS_KEY", "X-Api-Key", "openaiApiKey").
+const SECRET_INSIDE_WORD =
+  /password|passwd|passphrase|secret(?!ar(?:y|ies))|credential|cookie|api_?key|access_?key|private_?key|session_?key|account_?key|client_?secret|auth(?!or(?!i[sz]ation))/u
+
+// Words that make a key secret when they end one of its words ("token", "GITHUBTOKEN",
+// "access_token"; not "tokens", "tokenizer").
+const SECRET_WORD_END = /(?:token|pwd)$/u
+
+// `key` as the last word is secret ("STRIPE_KEY", "signingKey") unless the word before it says
+// what kind of non-secret key it is.
+const NON_SECRET_KEY_KINDS: ReadonlySet<string> = new Set([
+  "public",
+  "pub",
+  "sort",
+  "cache",
+  "primary",
+  "foreign",
+  "partition",
+  "idempotency",
+  "dedup",
+  "dedupe",
+  "lookup",
+  "row",
+  "group",
+  "routing",
+  "object",
+  "map",
+  "index",
+  "unique",
+  "composite",
+  "hot",
+  "shortcut",
+  "react",
+  "list",
+  "item",
+  "i18n",
+  "translation",
+  "message",
+  "column",
+  "table",
+  "hash",
+  "shard"
+])
+
+// A secret word followed by one of these names something about the secret, not the secret
+// ("token_count", "PASSWORD_FILE", "--password-stdin", "secret_name", "credential.helper").
+const DESCRIBING_WORDS: ReadonlySet<string> = new Set([
+  "count",
+  "counts",
+  "usage",
+  "limit",
+  "limits",
+  "budget",
+  "type",
+  "types",
+  "kind",
+  "length",
+  "len",
+  "size",
+  "file",
+  "path",
+  "dir",
+  "stdin",
+  "env",
+  "prompt",
+  "url",
+  "uri",
+  "endpoint",
+  "name",
+  "names",
+  "helper",
+  "policy",
+  "required",
+  "enabled",
+  "expiry",
+  "expires",
+  "ttl",
+  "hint",
+  "label",
+  "reset",
+  "set",
+  "changed",
+  "id"
+])
+
+const wordsOf = (key: string): Array<string> =>
+  key.replace(/([a-z0-9])([A-Z])/gu, "$1 $2").toLowerCase().split(/[^a-z0-9]+/u).filter((w) => w.length > 0)
+
+const isSecretWord = (words: ReadonlyArray<string>, i: number): boolean => {
+  const word = words[i] ?? ""
+  const previous = words[i - 1]
+  const next = words[i + 1]
+  if (next !== undefined && DESCRIBING_WORDS.has(next)) return false
+  if (SECRET_INSIDE_WORD.test(word)) return true
+  if (SECRET_WORD_END.test(word)) {
+    // PWD and OLDPWD are the working directory, not a password.
+    if (word === "oldpwd" || (word === "pwd" && (previous === undefined || previous === "old"))) return false
+    return true
+  }
+  if ((word === "key" || word === "keys") && next === undefined) {
+    return previous !== undefined && !NON_SECRET_KEY_KINDS.has(previous)
+  }
+  return false
+}
+
+/**
+ * Whether a key (a JSON key, an environment variable, a header, an option name) names a secret:
+ * it is split into words at separators and lower-to-upper case changes, and a word containing
+ * `password`, `passwd`, `passphrase`, `secret`, `credential`, `cookie`, `auth` (not `author`),
+ * `apikey`, `accesskey`, `privatekey`, `sessionkey`, `accountkey` or `clientsecret`, a word ending
+ * in `token` or `pwd` (not the working directory `PWD`), or a last word `key` after a word that
+ * is not a non-secret kind (`public`, `sort`, `primary`, …) makes it secret — unless the next word
+ * describes the secret instead of holding it (`token_count`, `PASSWORD_FILE`, `secret_name`).
+ */
+export const isSecretKey = (key: string): boolean => {
+  const words = wordsOf(key)
+  for (let i = 0; i < words.length; i++) if (isSecretWord(words, i)) return true
+  // Words split at separators may still join into a secret name ("API-KEY", "Private_Key").
+  return words.length > 1 && /apikey|accesskey|privatekey|sessionkey|accountkey/u.test(words.join(""))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets in text (docs/security.md#secrets-in-text-and-commands)
+
+// A quoted value (with backslash escapes) or a bare one up to whitespace or a delimiter.
+const VALUE = String.raw`"(?:[^"\\\n]|\\.)*"|'[^'\n]*'|(?![\[{])[^\s,;&"'}\]]+`
+
+// An authorization scheme and its credentials count as one value ("Authorization: Bearer x").
+const SCHEMED_VALUE = String.raw`(?:[Bb]earer|[Bb]asic|[Tt]oken|[Dd]igest)\s+[^\s,;"']+`
+
+// NAME= / NAME: / "NAME": with the name optionally quoted (and `--name=`). A name starts only
+// where no name character precedes it, so a long dotted or dashed run is scanned once.
+const ASSIGNMENT_NAME = new RegExp(
+  String.raw`(?<![A-Za-z0-9_.\-])(["']?)(-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)\1(\s*[:=]\s*)`,
+  "gu"
+)
+
+// The value after a secret name's separator, matched where the separator ends.
+const ASSIGNMENT_VALUE = new RegExp(String.raw`${SCHEMED_VALUE}|${VALUE}`, "uy")
+
+// --name value (a long option whose name is secret and whose next argument is not an option).
+const LONG_OPTION = new RegExp(
+  String.raw`(?<![\w-])(--(?!no-)[A-Za-z][A-Za-z0-9_\-]*)([ \t]+)(?!-)("[^"\n]*"|'[^'\n]*'|[^\s"';|&]+)`,
+  "gu"
+)
+
+const redactValue = (value: string): string => {
+  const quote = value[0]
+  return quote === "\"" || quote === "'" ? `${quote}${REDACTED}${quote}` : REDACTED
+}
+
+/**
+ * Redacts the value of each assignment whose name is secret. Only a secret name's value is read
+ * (so text full of `a:` or `x=` is scanned once, not once per name), and a non-secret name's
+ * value is searched like any text ("note: API_KEY=…", "see: DB_PASSWORD=\"…\"").
+ */
+const redactAssignments = (text: string): string => {
+  const names = new RegExp(ASSIGNMENT_NAME.source, "gu")
+  const values = new RegExp(ASSIGNMENT_VALUE.source, "uy")
+  let out = ""
+  let last = 0
+  for (let m = names.exec(text); m !== null; m = names.exec(text)) {
+    if (!isSecretKey(m[2] ?? "")) continue
+    values.lastIndex = names.lastIndex
+    const value = values.exec(text)?.[0]
+    if (value === undefined || value === REDACTED) continue
+    out += `${text.slice(last, names.lastIndex)}${redactValue(value)}`
+    last = names.lastIndex + value.length
+    names.lastIndex = last
+  }
+  return last === 0 ? text : out + text.slice(last)
+}
+
+const longOption = (whole: string, option: string, space: string, value: string): string =>
+  isSecretKey(option.slice(2)) && value !== REDACTED ? `${option}${space}${redactValue(value)}` : whole
+
+// Credentials of an authorization scheme look like a token, not a word ("Bearer tokens expire").
+const looksLikeCredentials = (value: string): boolean => /[0-9+/=._~-]/u.test(value)
+
+// Arguments of one command before the password option: up to 400 characters of its line, before
+// any shell operator (bounded, so text naming a program many times is not scanned quadratically).
+const ARGS = String.raw`[^\n;|&]{0,400}?`
+
+// One rule: every match of `pattern` replaced by what `replacement` makes of its groups.
+const rule = (pattern: RegExp, replacement: (...groups: Array<string>) => string) => (text: string): string =>
+  text.replace(pattern, (...args: Array<unknown>) => replacement(...args.map((g) => typeof g === "string" ? g : "")))
+
+/** Each secret shape of text, in the order applied (docs/security.md keeps the same list). */
+const SECRET_RULES: ReadonlyArray<(text: string) => string> = [
+  // PEM private keys, whole block (or up to the end when it was cut).
+  rule(
+    /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/gu,
+    () => REDACTED
+  ),
+  // Authorization schemes: Bearer / Basic / Token credentials.
+  rule(
+    /\b([Bb]earer|[Bb]asic|[Tt]oken)(\s+)([A-Za-z0-9._~+/=-]{8,})/gu,
+    (whole, scheme, space, value) => looksLikeCredentials(value) ? `${scheme}${space}${REDACTED}` : whole
+  ),
+  // Client programs' password arguments: mysql/mariadb -p<pw>, sshpass -p <pw>, curl/wget -u user:pw.
+  rule(
+    new RegExp(
+      String.raw`\b((?:mysql|mariadb|mysqldump|mysqladmin|mariadb-dump)\b${ARGS}\s-p)([^\s'"]+|'[^'\n]*'|"[^"\n]*")`,
+      "gu"
+    ),
+    (_, head, value) => `${head}${redactValue(value)}`
+  ),
+  rule(
+    new RegExp(String.raw`\b(sshpass\b${ARGS}\s-p\s*)([^\s'"]+|'[^'\n]*'|"[^"\n]*")`, "gu"),
+    (_, head, value) => `${head}${redactValue(value)}`
+  ),
+  rule(
+    new RegExp(
+      String
+        .raw`\b((?:curl|wget)\b${ARGS}\s(?:-u\s*|--user[=\s]\s*|--proxy-user[=\s]\s*)['"]?[^\s:'"]*:)([^\s'"]+)`,
+      "gu"
+    ),
+    (whole, head, value) => value === REDACTED ? whole : `${head}${REDACTED}`
+  ),
+  // NAME=value / NAME: value assignments of secret-named keys; --name value options.
+  redactAssignments,
+  rule(LONG_OPTION, longOption),
+  // Known token shapes.
+  rule(/\bsk-(?:ant-|proj-|svcacct-)?[A-Za-z0-9_-]{16,}/gu, () => REDACTED),
+  rule(/\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/gu, () => REDACTED),
+  rule(/\bwhsec_[A-Za-z0-9]{20,}/gu, () => REDACTED),
+  rule(/\bgh[pousr]_[A-Za-z0-9]{20,}/gu, () => REDACTED),
+  rule(/\bgithub_pat_[A-Za-z0-9_]{20,}/gu, () => REDACTED),
+  rule(/\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/gu, () => REDACTED),
+  rule(/\bAIza[0-9A-Za-z_-]{30,}/gu, () => REDACTED),
+  rule(/\bxox[abposr]-[A-Za-z0-9-]{10,}/gu, () => REDACTED),
+  rule(/\bxapp-[A-Za-z0-9-]{10,}/gu, () => REDACTED),
+  rule(/\bglpat-[A-Za-z0-9_-]{20,}/gu, () => REDACTED),
+  rule(/\bnpm_[A-Za-z0-9]{30,}/gu, () => REDACTED),
+  rule(/\bhf_[A-Za-z0-9]{30,}/gu, () => REDACTED),
+  // JSON Web Tokens: header.payload.signature, both first parts base64url JSON objects.
+  rule(/\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*/gu, () => REDACTED),
+  // Azure shared access signatures (the `sig=` of a SAS URL or connection string).
+  rule(/([?&;]sig=)[A-Za-z0-9%+/=]{16,}/gu, (_, head) => `${head}${REDACTED}`),
+  // Credentials inside URLs: scheme://user:pass@host.
+  rule(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)[^\s@/]+@/giu, (_, head) => `${head}${REDACTED}@`)
+]
+
 // A cheap first look: text matching none of these cannot match any secret pattern.
 const MAYBE_SECRET =
-  /pass|pwd|secret|token|api|key|auth|credential|bearer|basic|sk-|gh[pousr]_|github_pat|AKIA|AIza|xox|glpat|npm_|:\/\/|BEGIN/iu
+  /pass|pwd|secret|token|key|auth|credential|cookie|bearer|basic|digest|sk-|sk_|rk_|whsec|gh[pousr]_|github_pat|AKIA|ASIA|AIza|xox|xapp|glpat|npm_|hf_|eyJ|sig=|:\/\/|BEGIN|mysql|mariadb|sshpass|curl|wget/iu
 
-/** Replaces every secret-like substring with `[REDACTED]`. */
+/**
+ * Replaces every secret in text with `[REDACTED]`: the whole of a PEM private-key block and of
+ * each known token shape (AWS, GitHub, OpenAI/Anthropic, Stripe, Slack, Google, GitLab, npm,
+ * Hugging Face, JWTs, Azure SAS signatures), the credentials of an authorization scheme, the value
+ * of every assignment or long option whose name {@link isSecretKey} calls secret, the password
+ * arguments of mysql/mariadb (`-p…`), sshpass (`-p …`) and curl/wget (`-u user:…`), and the
+ * password of a URL's `user:pass@`. Text without secrets is returned unchanged; redacting twice
+ * gives what redacting once gave. The one text policy of every exit (docs/security.md).
+ */
 export const redactSecrets = (text: string): string => {
   if (!MAYBE_SECRET.test(text)) return text
   let out = text
-  for (const [pattern, replacement] of SECRET_PATTERNS) out = out.replace(pattern, replacement)
+  for (const redact of SECRET_RULES) out = redact(out)
   return out
 }
 
@@ -111,28 +345,12 @@ export const publicPath = (path: string): string => {
   return shown === path ? path : `${shown} [path-${digestOf(path)}]`
 }
 
-const SECRET_KEYS: ReadonlySet<string> = new Set([
-  "token",
-  "password",
-  "passwd",
-  "authorization",
-  "apikey",
-  "secret",
-  "accesstoken",
-  "refreshtoken",
-  "clientsecret",
-  "privatekey",
-  "credential",
-  "credentials"
-])
-
-/** Whether a JSON key names a secret (lowercased, `_` and `-` removed, compared with the known names). */
-export const isSecretKey = (key: string): boolean => SECRET_KEYS.has(key.toLowerCase().replace(/[-_]/gu, ""))
-
 /**
- * Redacts a parsed JSON value for evidence output: the value of every secret-named key becomes
- * `"[REDACTED]"`, every string (keys included) loses control characters and secret-like
- * substrings. Lengths are not bounded here (evidence is paged instead).
+ * Redacts a parsed JSON value for output (evidence, events shown on a terminal): the value of
+ * every secret-named key ({@link isSecretKey}) becomes `"[REDACTED]"` unless it is a boolean or
+ * `null` (`"has_password": false` says nothing secret), and every string (keys included) loses
+ * control characters and has its secrets redacted ({@link redactSecrets}). Lengths are not
+ * bounded here (evidence is paged instead).
  */
 export const redactJson = (value: unknown): unknown => {
   if (typeof value === "string") return redactSecrets(dropControlCharacters(value))
@@ -140,7 +358,8 @@ export const redactJson = (value: unknown): unknown => {
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {}
     for (const [key, inner] of Object.entries(value)) {
-      out[dropControlCharacters(key)] = isSecretKey(key) ? REDACTED : redactJson(inner)
+      const hidden = isSecretKey(key) && inner !== null && typeof inner !== "boolean"
+      out[redactSecrets(dropControlCharacters(key))] = hidden ? REDACTED : redactJson(inner)
     }
     return out
   }

@@ -1,7 +1,7 @@
 /**
  * The ThreadEvent contract: the event and item Schemas, the canonical encoder, the line classifier, the
- * lifecycle kinds, the `matrix.updated` wire shapes, usage counters, the search tokenizer and the
- * redaction policy every exit applies. Every other feature of the domain builds on this folder.
+ * lifecycle kinds, the `matrix.updated` wire shapes, usage counters, the search tokenizer, the redaction
+ * policy every exit applies and the terminal sanitiser. Every other feature of the domain builds on this folder.
  */
 export * from "./Classify.ts"
 export * from "./Encode.ts"
@@ -10,6 +10,7 @@ export * from "./MatrixSnapshot.ts"
 export * from "./MatrixSpec.ts"
 export * from "./Redaction.ts"
 export * from "./SearchText.ts"
+export * from "./TerminalText.ts"
 export * from "./ThreadEvent.ts"
 export * from "./ThreadItem.ts"
 export * from "./Usage.ts"

@@ -3,9 +3,11 @@
  * "session memory envelope" (schema 3) with integer `created_at` / `updated_at`, the rules of
  * writing it (content equivalence, preserved `created_at`), the lenient reading the queries
  * use (only `grounded_facts[*].fact` and the timestamps matter), and the pure fold that derives
- * a view from a session's log with the same fact rules as the eviction summary.
+ * a view from a session's log with the same fact rules as the eviction summary. A derived view
+ * holds redacted text (docs/security.md): its facts, summaries and paths pass the redaction policy.
  */
 import { Result, Schema, SchemaIssue } from "effect"
+import { redactSecrets } from "../contract/Redaction.ts"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import { isJsonObject, parseJsonText } from "../internal/jsonText.ts"
 import { lazy } from "../internal/lazy.ts"
@@ -277,17 +279,18 @@ export const derivedMemoryView = (
   const summary = `Derived from the log: ${acc.events} events in ${acc.turns} turn${acc.turns === 1 ? "" : "s"}` +
     `${acc.failures > 0 ? `, ${acc.failures} failure${acc.failures === 1 ? "" : "s"}` : ""}` +
     `${headline === undefined ? "" : `; ${normalizeHeadline(headline)}`}`
+  const nullable = (text: string | undefined) => text === undefined ? null : redactSecrets(text)
   return {
     session_id: info.sessionId,
     schema_version: MEMORY_VIEW_SCHEMA_VERSION,
-    summary,
-    objective: acc.objective ?? null,
-    task_summary: acc.lastMessage === undefined ? null : normalizeHeadline(acc.lastMessage),
+    summary: redactSecrets(summary),
+    objective: nullable(acc.objective),
+    task_summary: nullable(acc.lastMessage === undefined ? undefined : normalizeHeadline(acc.lastMessage)),
     spec_summary: null,
     evaluation_summary: null,
-    verification_summary: acc.verification ?? null,
-    touched_files: [...acc.touchedFiles].sort(),
-    grounded_facts: acc.facts,
+    verification_summary: nullable(acc.verification),
+    touched_files: acc.touchedFiles.map(redactSecrets).sort(),
+    grounded_facts: acc.facts.map((f) => ({ ...f, fact: redactSecrets(f.fact) })),
     history_artifact_path: "events.jsonl",
     generated_at: formatRfc3339(info.nowMs, "Z"),
     created_at: info.createdAt,

@@ -181,4 +181,17 @@ describe("MemoryView", () => {
     }])
     assert.strictEqual(derived.task_summary, "Done.")
   })
+
+  it("holds redacted text: facts, summaries and the task summary of a derived view", () => {
+    const message = (text: string): ThreadEvent =>
+      ev({ type: "item.completed", item: { id: "m", type: "agent_message", text } })
+    const acc = ["Deployed with PGPASSWORD=pgpw0001 set", "Rotated sk_live_51Hderivedsecret0002 today"].reduce(
+      (a, text, i) => addToMemoryDerivation(a, message(text), i * 10, 1),
+      emptyMemoryDerivation
+    )
+    const text = JSON.stringify(derivedMemoryView(acc, { sessionId: "s", createdAt: 7, nowMs: 9_000 }))
+    assert.notInclude(text, "pgpw0001")
+    assert.notInclude(text, "51Hderivedsecret0002")
+    assert.include(text, "PGPASSWORD=[REDACTED] set")
+  })
 })

@@ -91,11 +91,21 @@ const replicationTurnState = Effect.gen(function*() {
       add column open_turn bigint`
 })
 
+// Search documents became redacted text (docs/security.md): the ones stored before are dropped
+// with their sources, so the next replication rebuilds every session's documents redacted.
+const redactedSearchDocuments = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`delete from facts`
+  yield* sql`delete from turn_docs`
+  yield* sql`delete from search_sources`
+})
+
 /** Every fleet migration, by id and name. Append new ones; never edit or renumber. */
 export const fleetMigrations: Record<string, Effect.Effect<void, SqlError, SqlClient.SqlClient>> = {
   "1_base_schema": baseSchema,
   "2_replication_turn_state": replicationTurnState,
-  "3_search_documents": searchSchema
+  "3_search_documents": searchSchema,
+  "4_redacted_search_documents": redactedSearchDocuments
 }
 
 /**

@@ -2,8 +2,9 @@
  * Reading grounded facts out of session memory views (docs/search.md#facts): one session's facts
  * (`session_memory_facts`) and every session's facts in a deterministic order (`query_facts`).
  * Reads never follow links; sessions are found only as direct children of the sessions root.
+ * Facts come out redacted (docs/security.md): a host may have written its view with secrets in it.
  */
-import { readMemoryFactsText } from "@logbook/domain"
+import { readMemoryFactsText, redactSecrets } from "@logbook/domain"
 import { CorruptFile, memoryViewPath, pathsForDir, SessionFs, sessionPaths } from "@logbook/store"
 import { Effect, Option, Result } from "effect"
 import * as NodePath from "node:path"
@@ -36,7 +37,7 @@ export const sessionMemoryFacts = Effect.fn("MemoryFacts.sessionMemoryFacts")(
     const out: Array<FactRecord> = []
     for (const fact of read.success.facts) {
       if (out.length >= limit) break
-      if (fact !== undefined && fact.trim().length > 0) out.push({ fact, session_id: name })
+      if (fact !== undefined && fact.trim().length > 0) out.push({ fact: redactSecrets(fact), session_id: name })
     }
     return out
   }
@@ -76,7 +77,7 @@ export const queryFacts = Effect.fn("MemoryFacts.queryFacts")(
       if (Result.isFailure(read)) continue
       for (const fact of read.success.facts) {
         if (out.length >= limit) break
-        if (fact !== undefined) out.push({ fact, session_id: name })
+        if (fact !== undefined) out.push({ fact: redactSecrets(fact), session_id: name })
       }
     }
     return out

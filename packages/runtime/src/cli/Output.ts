@@ -2,8 +2,10 @@
  * How the `logbook` CLI writes: data to stdout (through the `Stdio` sink, so a slow reader
  * applies backpressure instead of the process buffering a whole log), messages and notes to
  * stderr, progress to stderr only when it is a terminal. Also the small text formatters the
- * commands share (byte sizes, aligned tables, shell-quoted arguments).
+ * commands share (byte sizes, aligned tables, shell-quoted arguments). Lines, JSON and notes are
+ * made terminal-safe here (docs/security.md#terminal-output): recorded text never drives a terminal.
  */
+import { terminalSafe, terminalSafeJson } from "@logbook/domain"
 import { Duration, Effect, PlatformError, Schedule, Stdio, Stream } from "effect"
 
 /** The reader of stdout went away (`logbook events x | head`): not an error, just the end of output. */
@@ -21,15 +23,16 @@ const untilReaderGone = <E, R>(effect: Effect.Effect<void, E, R>): Effect.Effect
 export const writeOut = (text: string) =>
   Stdio.Stdio.use((stdio) => untilReaderGone(Stream.run(Stream.succeed(text), stdio.stdout())))
 
-/** Writes one line (or several, joined) to stdout. */
-export const printLines = (...lines: ReadonlyArray<string>) => writeOut(lines.map((l) => `${l}\n`).join(""))
+/** Writes one line (or several, joined) to stdout, control characters shown as visible escapes. */
+export const printLines = (...lines: ReadonlyArray<string>) =>
+  writeOut(lines.map((l) => `${terminalSafe(l)}\n`).join(""))
 
-/** Writes a value as pretty JSON to stdout (the `--json` output of every command). */
-export const printJson = (value: unknown) => writeOut(`${JSON.stringify(value, null, 2)}\n`)
+/** Writes a value as pretty JSON to stdout (the `--json` output of every command), C1 controls escaped. */
+export const printJson = (value: unknown) => writeOut(`${terminalSafeJson(JSON.stringify(value, null, 2))}\n`)
 
-/** Writes one line to stderr (notes, warnings, error messages: never data). */
+/** Writes one line to stderr (notes, warnings, error messages: never data), made terminal-safe. */
 export const note = (line: string) =>
-  Stdio.Stdio.use((stdio) => Stream.run(Stream.succeed(`${line}\n`), stdio.stderr()))
+  Stdio.Stdio.use((stdio) => Stream.run(Stream.succeed(`${terminalSafe(line)}\n`), stdio.stderr()))
 
 /** Streams text pieces to stdout, one write per chunk of pieces; stops quietly when the reader goes away. */
 export const streamOut = <E, R>(texts: Stream.Stream<string, E, R>) =>
@@ -62,7 +65,7 @@ export const withProgressLine = <A, E, R>(
     const show = Effect.suspend(() => {
       if (latest === undefined || latest === written) return Effect.void
       written = latest
-      return write(`\r\u001b[K${latest}`)
+      return write(`\r\u001b[K${terminalSafe(latest)}`)
     })
     const clear = Effect.suspend(() => written === undefined ? Effect.void : write("\r\u001b[K"))
     return yield* Effect.scoped(Effect.gen(function*() {

@@ -6,7 +6,11 @@
  *
  * **Gotchas**: read-only means `--no-optional-locks` (plain `git status` may rewrite the index).
  * A failure (no git, not a work tree, timeout) is a snapshot that says why, never an error:
- * the report is still written.
+ * the report is still written. The repository is untrusted (an agent may have written its
+ * config and `.gitattributes`), so git runs nothing it names (docs/security.md#external-programs):
+ * `core.fsmonitor=false`, `core.hooksPath=/dev/null`, every configured `filter.<driver>` emptied,
+ * `--no-textconv --no-ext-diff`, submodules ignored, and no `GIT_*` variable of the caller's
+ * environment passed on.
  */
 import type { WorkspaceSnapshot } from "@logbook/projections"
 import { WORKSPACE_DIFF_LIMIT } from "@logbook/projections"
@@ -23,16 +27,56 @@ interface GitOutput {
   readonly failure: string | null
 }
 
+/** The options every git call starts with: read-only, and nothing the repository configured runs. */
+export const GIT_SAFETY_OPTIONS: ReadonlyArray<string> = [
+  "--no-pager",
+  "--no-optional-locks",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.untrackedCache=false"
+]
+
+/**
+ * The environment git runs with: the caller's without any `GIT_*` variable (a session could have
+ * set `GIT_DIR`, `GIT_CONFIG_*`, `GIT_EXTERNAL_DIFF`, …), plus no optional locks and no prompts.
+ */
+export const gitEnvironment = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(Object.entries(env).filter(([name]) => !name.toUpperCase().startsWith("GIT_"))),
+  GIT_OPTIONAL_LOCKS: "0",
+  GIT_TERMINAL_PROMPT: "0"
+})
+
+/**
+ * `-c filter.<driver>.clean= -c …smudge= -c …process=` for each driver named in `configNames`
+ * (the output of `git config --name-only --get-regexp ^filter\.`): `git status` and `git diff`
+ * run a path's clean filter to compare it, so every configured filter is emptied. `undefined` when
+ * a driver's name contains `=` (a `-c` option cannot name it, so it could not be disabled).
+ */
+export const filterOverrides = (configNames: string): Array<string> | undefined => {
+  const drivers = new Set<string>()
+  for (const line of configNames.split("\n")) {
+    const match = /^filter\.(.+)\.[^.]+$/u.exec(line.trim())
+    if (match?.[1] !== undefined) drivers.add(match[1])
+  }
+  if ([...drivers].some((d) => d.includes("="))) return undefined
+  return [...drivers].flatMap((
+    d
+  ) => ["-c", `filter.${d}.clean=`, "-c", `filter.${d}.smudge=`, "-c", `filter.${d}.process=`])
+}
+
 const git = (directory: string, args: ReadonlyArray<string>): Effect.Effect<GitOutput> =>
   Effect.callback<GitOutput>((resume) => {
     const child = execFile(
       "git",
-      ["--no-optional-locks", "-C", directory, ...args],
+      [...GIT_SAFETY_OPTIONS, "-C", directory, ...args],
       {
         encoding: "utf8",
         maxBuffer: WORKSPACE_DIFF_LIMIT,
         timeout: WORKSPACE_GIT_TIMEOUT_MS,
-        env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0" }
+        env: gitEnvironment(process.env)
       },
       (error, stdout, stderr) => {
         if (error === null) return resume(Effect.succeed({ text: stdout, truncated: false, failure: null }))
@@ -56,11 +100,33 @@ export class WorkspaceGit extends Context.Service<WorkspaceGit, {
   /** Runs the `git` on the PATH, read-only, with the 8 KiB and 2 s bounds. */
   static readonly layerNode = Layer.succeed(WorkspaceGit, {
     snapshot: Effect.fn("WorkspaceGit.snapshot")(function*(directory: string) {
-      const status = yield* git(directory, ["status", "--porcelain=v1", "--untracked-files=normal"])
+      // Reading config runs nothing; no filter configured is exit 1 with no output.
+      const filters = filterOverrides(
+        (yield* git(directory, ["config", "--name-only", "--get-regexp", "^filter\\."])).text
+      )
+      if (filters === undefined) {
+        const unavailable = "the repository configures a filter driver that cannot be disabled (its name contains =)"
+        return { directory, status: "", diff: "", truncated: false, unavailable }
+      }
+      const status = yield* git(directory, [
+        ...filters,
+        "status",
+        "--porcelain=v1",
+        "--untracked-files=normal",
+        "--ignore-submodules=all"
+      ])
       if (status.failure !== null) {
         return { directory, status: "", diff: "", truncated: false, unavailable: status.failure }
       }
-      const diff = yield* git(directory, ["diff", "--no-color", "--no-ext-diff", "HEAD"])
+      const diff = yield* git(directory, [
+        ...filters,
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--ignore-submodules=all",
+        "HEAD"
+      ])
       return {
         directory,
         status: status.text,

@@ -29,6 +29,8 @@ export interface InProcessOptions {
   readonly input?: string
   /** The environment the CLI's configuration sees (default: none, so `LOGBOOK_SESSIONS_DIR` is unset). */
   readonly env?: Record<string, string>
+  /** Whether stdout is a terminal (default: no, as when piped). */
+  readonly terminal?: boolean
 }
 
 /** Runs `logbook <args>` in-process; pass `--workspace` or `--sessions-dir` (the cwd is the runner's). */
@@ -39,5 +41,9 @@ export const logbook = (args: ReadonlyArray<string>, options: InProcessOptions =
       Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: options.env ?? {} })),
       Effect.provide(Layer.mergeAll(storeLayerNode, nodeServices))
     ),
-    { render: renderCause, ...(options.input === undefined ? {} : { stdin: options.input }) }
+    {
+      render: renderCause,
+      ...(options.input === undefined ? {} : { stdin: options.input }),
+      ...(options.terminal === true ? { stdoutIsTerminal: true } : {})
+    }
   )

@@ -11,7 +11,7 @@ import { Effect } from "effect"
 import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { WorkspaceGit } from "../../src/explain/WorkspaceGit.ts"
+import { filterOverrides, GIT_SAFETY_OPTIONS, gitEnvironment, WorkspaceGit } from "../../src/explain/WorkspaceGit.ts"
 
 const gitIn = (dir: string, ...args: Array<string>) =>
   execFileSync("git", ["-C", dir, "-c", "user.email=t@example.com", "-c", "user.name=t", ...args], {
@@ -80,5 +80,58 @@ describe("WorkspaceGit", () => {
 
   it("a report without a snapshot has no workspace section", () => {
     assert.notInclude(renderHtml(emptyModel), "Current workspace")
+  })
+})
+
+describe("WorkspaceGit against a planted repository", () => {
+  it.effect(
+    "runs no fsmonitor, textconv, filter, external diff or hook the repository configured",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* repo
+        const markers = yield* tempDir("workspace-markers")
+        const plant = (name: string) => `touch ${JSON.stringify(path.join(markers, name))}; cat`
+        gitIn(dir, "config", "core.fsmonitor", `touch ${JSON.stringify(path.join(markers, "fsmonitor"))}; true`)
+        gitIn(dir, "config", "diff.evil.textconv", plant("textconv"))
+        gitIn(dir, "config", "diff.evil.command", plant("extdiff"))
+        gitIn(dir, "config", "filter.evil.clean", plant("clean"))
+        gitIn(dir, "config", "filter.evil.process", plant("process"))
+        fs.mkdirSync(path.join(dir, "hooks"))
+        fs.writeFileSync(path.join(dir, "hooks", "post-index-change"), `#!/bin/sh\n${plant("hook")}\n`, { mode: 0o755 })
+        gitIn(dir, "config", "core.hooksPath", path.join(dir, "hooks"))
+        fs.writeFileSync(path.join(dir, ".gitattributes"), "* diff=evil filter=evil\n")
+        fs.writeFileSync(path.join(dir, "a.ts"), "export const a = 3\n")
+        const s = yield* Effect.gen(function*() {
+          const git = yield* WorkspaceGit
+          return yield* git.snapshot(dir)
+        }).pipe(Effect.provide(WorkspaceGit.layerNode))
+        assert.isNull(s.unavailable)
+        assert.include(s.diff, "+export const a = 3")
+        assert.deepStrictEqual(fs.readdirSync(markers), [])
+      }),
+    60_000
+  )
+
+  it("drops every GIT_* variable of the environment and names each filter driver to empty", () => {
+    const env = gitEnvironment({ PATH: "/bin", GIT_DIR: "/elsewhere", git_external_diff: "x", HOME: "/h" })
+    assert.deepStrictEqual(env, { PATH: "/bin", HOME: "/h", GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0" })
+    assert.deepStrictEqual(filterOverrides("filter.lfs.clean\nfilter.lfs.smudge\nfilter.a.b.process\n"), [
+      "-c",
+      "filter.lfs.clean=",
+      "-c",
+      "filter.lfs.smudge=",
+      "-c",
+      "filter.lfs.process=",
+      "-c",
+      "filter.a.b.clean=",
+      "-c",
+      "filter.a.b.smudge=",
+      "-c",
+      "filter.a.b.process="
+    ])
+    assert.isUndefined(filterOverrides("filter.x=y.clean\n"))
+    for (const option of ["core.fsmonitor=false", "core.hooksPath=/dev/null"]) {
+      assert.include(GIT_SAFETY_OPTIONS, option)
+    }
   })
 })

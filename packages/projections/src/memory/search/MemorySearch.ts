@@ -8,7 +8,14 @@
  * snapshot of it under the sessions root lets a one-shot CLI search start without rebuilding.
  */
 import type { ThreadEvent } from "@logbook/domain"
-import { DEFAULT_MAX_RESULTS, distinctTokens, parseRfc3339, readMemoryFactsText, snippetAround } from "@logbook/domain"
+import {
+  DEFAULT_MAX_RESULTS,
+  distinctTokens,
+  parseRfc3339,
+  readMemoryFactsText,
+  redactSecrets,
+  snippetAround
+} from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
 export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
 import { fileSignature, SessionFs } from "@logbook/store"
@@ -72,13 +79,20 @@ const factDocs = (bytes: Uint8Array): Array<IndexDoc> | undefined => {
   if (Result.isFailure(read)) return undefined
   const docs: Array<IndexDoc> = []
   read.success.facts.forEach((fact, i) => {
-    if (fact !== undefined) docs.push({ chunk: i, offset: 0, createdAt: read.success.createdAt, text: fact })
+    if (fact !== undefined) {
+      docs.push({ chunk: i, offset: 0, createdAt: read.success.createdAt, text: redactSecrets(fact) })
+    }
   })
   return docs
 }
 
-/** The searchable text one event adds to its turn's document. */
-export const historyText = (event: ThreadEvent): ReadonlyArray<string> => {
+/**
+ * The searchable text one event adds to its turn's document, redacted (docs/security.md): the
+ * index, its snapshot, the fleet's `turn_docs` and every snippet hold no secret the policy knows.
+ */
+export const historyText = (event: ThreadEvent): ReadonlyArray<string> => recordedText(event).map(redactSecrets)
+
+const recordedText = (event: ThreadEvent): ReadonlyArray<string> => {
   switch (event.type) {
     case "turn.started":
       return event.context?.goal === undefined ? [] : [event.context.goal]
@@ -96,7 +110,7 @@ export const historyText = (event: ThreadEvent): ReadonlyArray<string> => {
           return [item.summary, item.rationale]
         case "command_execution":
           return item.status === "failed" || (item.exit_code !== undefined && item.exit_code !== 0)
-            ? [item.command, item.aggregated_output.slice(-2000)]
+            ? [item.command, redactSecrets(item.aggregated_output).slice(-2000)]
             : [item.command]
         case "file_change":
           return item.changes.map((c) => `${c.kind} ${c.path}`)
@@ -427,7 +441,8 @@ const toResult = (
     scope,
     hit,
     sourcePath(root, hit.session, scope),
-    scope === "history" ? hit.snippet ?? "" : facts.get(hit.session)?.[hit.chunk] ?? "",
+    // Facts snippets are read back from the memory view, which a host may have written unredacted.
+    scope === "history" ? hit.snippet ?? "" : redactSecrets(facts.get(hit.session)?.[hit.chunk] ?? ""),
     hit.offset
   )
 

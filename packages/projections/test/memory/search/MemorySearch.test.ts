@@ -180,6 +180,32 @@ describe("searchMemory (history)", () => {
       assert.deepStrictEqual(more.map((r) => r.turn).sort(), [2, 3])
     }).pipe(Effect.provide(nodeLayer())))
 
+  it.effect("indexes, stores and shows redacted text: documents, snippets and the snapshot hold no secret", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const log = yield* openLog(root, "secret")
+      yield* appendAll(log, [
+        ev.turnStarted(),
+        ev.msg("deploy with PGPASSWORD=pgpw0001 and hf_abcdefghijklmnopqrstuvwxyz0123AB"),
+        ev.completed()
+      ])
+      yield* log.flush
+      plantView(root, "secret", ["deploy key STRIPE_KEY=stripekey0002"])
+      for (const scope of ["facts", "history"] as const) {
+        const results = yield* fresh(searchMemory(root, "deploy", { scope, now: NOW }))
+        assert.strictEqual(results.length, 1)
+        const shown = JSON.stringify(results)
+        for (const secret of ["pgpw0001", "abcdefghijklmnopqrstuvwxyz0123AB", "stripekey0002"]) {
+          assert.notInclude(shown, secret)
+          const snapshot = fs.readFileSync(path.join(root, searchSnapshotName(scope)), "latin1")
+          assert.notInclude(snapshot, secret)
+        }
+        assert.include(shown, "[REDACTED]")
+        // The secret's own words are not in the index either.
+        assert.deepStrictEqual(yield* searchMemory(root, "pgpw0001 stripekey0002", { scope, now: NOW }), [])
+      }
+    }).pipe(Effect.provide(nodeLayer())))
+
   it.effect("places a long turn's snippet around the first matched word, from the snapshot too", () =>
     Effect.gen(function*() {
       const { root } = yield* testRoot

@@ -4,6 +4,7 @@
  * as a terminal summary, details, a text diagram, JSON or a self-contained HTML report; and the
  * exact, redacted line behind any evidence link. Read-only: no lock, no repair, nothing stored.
  */
+import { terminalSafe } from "@logbook/domain"
 import {
   queryEvidence,
   queryExplanation,
@@ -86,8 +87,8 @@ export const explainCommand = Command.make(
     const where = yield* location
     const model = yield* queryExplanation(where.sessionsDir, session, scope)
     if (json) return yield* printJson(model)
-    if (details) return yield* writeOut(renderDetails(model))
-    if (diagram) return yield* writeOut(renderDiagram(model, width))
+    if (details) return yield* writeOut(terminalSafe(renderDetails(model)))
+    if (diagram) return yield* writeOut(terminalSafe(renderDiagram(model, width)))
     if (Option.isSome(html)) {
       // Relative to the current directory, like any output path a user types.
       const file = resolve(html.value)
@@ -125,7 +126,7 @@ export const explainCommand = Command.make(
       if (open) yield* printLines(pathToFileURL(file).href)
       return
     }
-    return yield* writeOut(renderSummary(model))
+    return yield* writeOut(terminalSafe(renderSummary(model)))
   })
 ).pipe(
   Command.withShortDescription("Explain what the agent did, with evidence (summary, details, diagram, JSON, HTML)"),
@@ -162,7 +163,7 @@ export const evidenceCommand = Command.make(
     const where = yield* location
     const page = yield* queryEvidence(where.sessionsDir, session, { offset, digest }, pageOffset, limit)
     if (json) return yield* printJson(page)
-    yield* writeOut(page.text.endsWith("\n") ? page.text : `${page.text}\n`)
+    yield* writeOut(terminalSafe(page.text.endsWith("\n") ? page.text : `${page.text}\n`))
     if (page.next_offset !== null) {
       yield* note(
         `(${page.next_offset} of ${page.total_bytes} bytes shown; next page: --page-offset ${page.next_offset})`

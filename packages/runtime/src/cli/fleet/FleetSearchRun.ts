@@ -9,7 +9,7 @@ import type { FleetSearchScope } from "@logbook/fleet"
 import { fleetTargetFromConfig, layerFleetClient, searchFleet, toFleetError } from "@logbook/fleet"
 import { Effect, Option, Stdio } from "effect"
 import type { Redacted } from "effect"
-import { resultLine } from "../memory/Memory.ts"
+import { printResultLines } from "../memory/Memory.ts"
 import { printJson, printLines } from "../Output.ts"
 
 /** The parsed flags of `fleet search`. */
@@ -46,5 +46,5 @@ export const fleetSearch = Effect.fn("cli.fleet.search")(function*(args: FleetSe
   }
   const stdio = yield* Stdio.Stdio
   const terms = (yield* stdio.stdoutIsTerminal) ? new Set(distinctTokens(args.query)) : undefined
-  yield* printLines(...results.map((r) => resultLine(r, terms)))
+  yield* printResultLines(results, terms)
 })

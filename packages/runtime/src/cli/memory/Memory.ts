@@ -4,7 +4,7 @@
  * full history (docs/search.md). `search` keeps its index snapshot under the sessions root; the
  * other read commands write nothing.
  */
-import { decodeMemoryViewText, distinctTokens, tokenize } from "@logbook/domain"
+import { decodeMemoryViewText, distinctTokens, terminalSafe, tokenize } from "@logbook/domain"
 import type { MemorySearchResult } from "@logbook/projections"
 import { deriveSessionMemory, findSession, queryFacts, searchMemory } from "@logbook/projections"
 import { writeMemoryView } from "@logbook/store"
@@ -13,7 +13,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "../Errors.ts"
 import { jsonFlag, minScoreFlag, nowFlag, sessionArgument } from "../Flags.ts"
-import { printJson, printLines, shellQuote } from "../Output.ts"
+import { printJson, printLines, shellQuote, writeOut } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 /** A memory view on stdin larger than this is refused (a view is a summary, not a log). */
@@ -145,12 +145,17 @@ const highlight = (text: string, terms: ReadonlySet<string>): string =>
 /**
  * One line of `search` output: score, session and chunk (or turn), and the snippet with the
  * matched words in bold when `terms` is given (stdout is a terminal). `fleet search` prints the same.
+ * Recorded text is made terminal-safe before the bold is added, so the only escapes are Logbook's.
  */
 export const resultLine = (r: MemorySearchResult, terms: ReadonlySet<string> | undefined): string => {
-  const where = r.turn === undefined ? r.chunk_id : `${r.session} turn ${r.turn}`
-  const snippet = terms === undefined ? r.snippet : highlight(r.snippet, terms)
-  return `${r.score.toFixed(3)}  ${where}  ${snippet}`
+  const where = terminalSafe(r.turn === undefined ? r.chunk_id : `${r.session} turn ${r.turn}`)
+  const snippet = terminalSafe(r.snippet)
+  return `${r.score.toFixed(3)}  ${where}  ${terms === undefined ? snippet : highlight(snippet, terms)}`
 }
+
+/** Prints {@link resultLine}s as they are (already terminal-safe; `printLines` would escape the bold). */
+export const printResultLines = (results: ReadonlyArray<MemorySearchResult>, terms: ReadonlySet<string> | undefined) =>
+  writeOut(results.map((r) => `${resultLine(r, terms)}\n`).join(""))
 
 /** `search <query> [--scope facts|history] [--limit N] [--min-score S] [--now UNIX_SECONDS]` (`--in`, `--max` as aliases). */
 export const searchCommand = Command.make(
@@ -188,7 +193,7 @@ export const searchCommand = Command.make(
     }
     const stdio = yield* Stdio.Stdio
     const terms = (yield* stdio.stdoutIsTerminal) ? new Set(distinctTokens(query)) : undefined
-    yield* printLines(...results.map((r) => resultLine(r, terms)))
+    yield* printResultLines(results, terms)
     if (scope === "history") {
       const first = results[0]
       if (first !== undefined) {

@@ -4,13 +4,15 @@
  * `{"offset":N,"event":…}` with the byte offset of its line in `events.jsonl`), read straight
  * from `events.jsonl` without opening (locking or repairing) the session. Lines that are not
  * valid records are reported on stderr with their byte offsets and skipped. A count beyond
- * 2^53 − 1 is printed as the nearest double (docs/format-notes.md#u64-counts).
+ * 2^53 − 1 is printed as the nearest double (docs/format-notes.md#u64-counts). On a terminal
+ * the events are redacted and terminal-safe (docs/security.md); `--raw`, or any pipe or file,
+ * gets them as recorded, so `events | logbook append` copies a session.
  */
-import { encodeEventForDisplay } from "@logbook/domain"
+import { encodeEventForDisplay, redactJson, terminalSafeJson } from "@logbook/domain"
 import type { LogRecord } from "@logbook/projections"
 import { findSession, followEventRecords, readEventRecords, readTurn } from "@logbook/projections"
 import type { SessionFs, StoreIoError } from "@logbook/store"
-import { Effect, Stream } from "effect"
+import { Effect, Stdio, Stream } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { sessionArgument } from "../Flags.ts"
 import { note, streamOut, withProgress } from "../Output.ts"
@@ -33,7 +35,28 @@ const skippedNote = (record: LogRecord): string | undefined => {
 export interface PrintOptions {
   /** Wrap each event as `{"offset":N,"event":…}`, N being the byte offset of its line. */
   readonly offsets?: boolean | undefined
+  /** Redact each event (the values of secret-named keys, secrets in strings) and escape C1 controls. */
+  readonly redact?: boolean | undefined
 }
+
+/** One event's JSON as shown on a terminal: redacted, same key order, C1 controls escaped. */
+export const redactedEventJson = (json: string): string =>
+  terminalSafeJson(JSON.stringify(redactJson(JSON.parse(json))))
+
+/** Whether `events` / `turn` redact: on a terminal unless `--raw` (a pipe or file gets the recorded events). */
+export const redactsOutput = (raw: boolean) =>
+  Effect.gen(function*() {
+    if (raw) return false
+    const stdio = yield* Stdio.Stdio
+    return yield* stdio.stdoutIsTerminal
+  })
+
+const rawFlag = Flag.Boolean("raw").pipe(
+  Flag.withDescription(
+    "Print the events as recorded, secrets included, even on a terminal (output to a pipe or file is always as recorded)"
+  ),
+  Flag.withDefault(false)
+)
 
 /**
  * Prints the events of a record stream as JSONL on stdout (bare events, or wrapped with their
@@ -46,11 +69,11 @@ export const printRecords = <R>(records: Stream.Stream<LogRecord, StoreIoError, 
       return text === undefined ? Effect.void : note(text)
     }),
     Stream.filter((record) => record._tag === "Event"),
-    Stream.map((record) =>
-      options.offsets === true
-        ? `{"offset":${record.offset},"event":${encodeEventForDisplay(record.event)}}\n`
-        : `${encodeEventForDisplay(record.event)}\n`
-    )
+    Stream.map((record) => {
+      const json = encodeEventForDisplay(record.event)
+      const shown = options.redact === true ? redactedEventJson(json) : json
+      return options.offsets === true ? `{"offset":${record.offset},"event":${shown}}\n` : `${shown}\n`
+    })
   ))
 
 /** `events <session> [--follow] [--offsets]`. */
@@ -72,22 +95,23 @@ export const eventsCommand = Command.make(
           "(the offset `verify` and `matrix show` name); works with --follow"
       ),
       Flag.withDefault(false)
-    )
+    ),
+    raw: rawFlag
   },
-  Effect.fn("cli.events")(function*({ follow, offsets, session }) {
+  Effect.fn("cli.events")(function*({ follow, offsets, raw, session }) {
     const where = yield* location
     const paths = yield* findSession(where.sessionsDir, session)
     const records: Stream.Stream<LogRecord, StoreIoError, SessionFs> = follow
       ? followEventRecords(paths.events)
       : readEventRecords(paths.events)
-    yield* printRecords(records, { offsets })
+    yield* printRecords(records, { offsets, redact: yield* redactsOutput(raw) })
   })
 ).pipe(
   Command.withShortDescription("Print all retained events as JSONL; --follow keeps printing new ones"),
   Command.withDescription(
     "Print every retained event of a session as JSONL (bare events, oldest first; with --offsets each " +
       "wrapped with the byte offset of its line). Read-only; malformed lines are skipped and reported on " +
-      "stderr with their byte offsets."
+      "stderr with their byte offsets. On a terminal the events are redacted; --raw (or a pipe) prints them as recorded."
   ),
   Command.withExamples([
     { command: "logbook events demo", description: "All retained events of `demo`" },
@@ -101,21 +125,23 @@ export const turnCommand = Command.make(
   "turn",
   {
     session: sessionArgument,
-    turn: Argument.Int("n").pipe(Argument.withDescription("Turn number (1 = the first turn of the session)"))
+    turn: Argument.Int("n").pipe(Argument.withDescription("Turn number (1 = the first turn of the session)")),
+    raw: rawFlag
   },
-  Effect.fn("cli.turn")(function*({ session, turn }) {
+  Effect.fn("cli.turn")(function*({ raw, session, turn }) {
     const where = yield* location
     const located = yield* withProgress(
       `rescanning ${session}`,
       (onProgress) => readTurn(where.sessionsDir, session, turn, { onProgress })
     )
-    yield* printRecords(located.records)
+    yield* printRecords(located.records, { redact: yield* redactsOutput(raw) })
   })
 ).pipe(
   Command.withShortDescription("Print one turn's events as JSONL (exit 3 never existed, 4 evicted)"),
   Command.withDescription(
     "Print the events of one turn as JSONL (bare events, in file order; an open turn too). " +
-      "Exit 3 when the turn never existed, 4 when cap eviction removed it. Read-only."
+      "Exit 3 when the turn never existed, 4 when cap eviction removed it. Read-only. " +
+      "On a terminal the events are redacted; --raw (or a pipe) prints them as recorded."
   ),
   Command.withExamples([
     { command: "logbook turn demo 1", description: "The events of turn 1 of `demo`" }

@@ -10,7 +10,8 @@
 import { UndefinedOr } from "effect"
 import type { Packed } from "./searchIndex.ts"
 
-const MAGIC = "LBSIDX3\n"
+// 4: documents and snippets hold redacted text (docs/security.md); a version-3 snapshot is rebuilt.
+const MAGIC = "LBSIDX4\n"
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
