@@ -14,6 +14,19 @@ export const sessionArgument = Argument.String("session").pipe(
   Argument.withDescription("Session id (or its directory name, as `logbook sessions` lists it)")
 )
 
+/** The `<query>` argument of the search commands. */
+export const searchQueryArgument = Argument.String("query").pipe(
+  Argument.withDescription("Words to look for (case-insensitive)")
+)
+
+/** `--limit N` of the search commands (`--max` is its older spelling): at most N results, default 6. */
+export const searchLimitFlag = Flag.Int("limit").pipe(
+  Flag.withAlias("max"),
+  Flag.filter((n) => n >= 1, (n) => `--limit must be at least 1, got ${n}`),
+  Flag.withDescription("At most N results (default 6; also --max)"),
+  Flag.withDefault(6)
+)
+
 /** `--min-score S` of the search commands: results scoring below S are dropped (default 0). */
 export const minScoreFlag = Flag.Finite("min-score").pipe(
   Flag.withDescription("Drop results scoring below S (after the recency multiplier; default 0)"),

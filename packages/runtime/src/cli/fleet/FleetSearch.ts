@@ -7,8 +7,8 @@
  * imported when the command runs, so the PostgreSQL driver is never loaded by other commands.
  */
 import { Effect } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
-import { fleetDbFlag, jsonFlag, minScoreFlag, nowFlag } from "../Flags.ts"
+import { Command, Flag } from "effect/cli"
+import { fleetDbFlag, jsonFlag, minScoreFlag, nowFlag, searchLimitFlag, searchQueryArgument } from "../Flags.ts"
 
 /** The handler, loaded on first use. */
 const run = Effect.promise(() => import("./FleetSearchRun.ts"))
@@ -17,7 +17,7 @@ const run = Effect.promise(() => import("./FleetSearchRun.ts"))
 export const fleetSearchCommand = Command.make(
   "search",
   {
-    query: Argument.String("query").pipe(Argument.withDescription("Words to look for (case-insensitive)")),
+    query: searchQueryArgument,
     db: fleetDbFlag,
     scope: Flag.Literals("scope", ["facts", "history", "all"]).pipe(
       Flag.withAlias("in"),
@@ -27,12 +27,7 @@ export const fleetSearchCommand = Command.make(
       ),
       Flag.withDefault("facts")
     ),
-    limit: Flag.Int("limit").pipe(
-      Flag.withAlias("max"),
-      Flag.filter((n) => n >= 1, (n) => `--limit must be at least 1, got ${n}`),
-      Flag.withDescription("At most N results (default 6; also --max)"),
-      Flag.withDefault(6)
-    ),
+    limit: searchLimitFlag,
     minScore: minScoreFlag,
     now: nowFlag,
     json: jsonFlag

@@ -9,10 +9,10 @@ import type { MemorySearchResult } from "@logbook/projections"
 import { deriveSessionMemory, findSession, queryFacts, searchMemory } from "@logbook/projections"
 import { writeMemoryView } from "@logbook/store"
 import { Effect, Option, Result, Stdio, Stream } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "../Errors.ts"
-import { jsonFlag, minScoreFlag, nowFlag, sessionArgument } from "../Flags.ts"
+import { jsonFlag, minScoreFlag, nowFlag, searchLimitFlag, searchQueryArgument, sessionArgument } from "../Flags.ts"
 import { printJson, printLines, shellQuote, writeOut } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
@@ -161,18 +161,13 @@ export const printResultLines = (results: ReadonlyArray<MemorySearchResult>, ter
 export const searchCommand = Command.make(
   "search",
   {
-    query: Argument.String("query").pipe(Argument.withDescription("Words to look for (case-insensitive)")),
+    query: searchQueryArgument,
     scope: Flag.Literals("scope", ["facts", "history"]).pipe(
       Flag.withAlias("in"),
       Flag.withDescription("facts: the memory views' grounded facts; history: every retained turn (also --in)"),
       Flag.withDefault("facts")
     ),
-    limit: Flag.Int("limit").pipe(
-      Flag.withAlias("max"),
-      Flag.filter((n) => n >= 1, (n) => `--limit must be at least 1, got ${n}`),
-      Flag.withDescription("At most N results (default 6; also --max)"),
-      Flag.withDefault(6)
-    ),
+    limit: searchLimitFlag,
     minScore: minScoreFlag,
     now: nowFlag,
     json: jsonFlag
