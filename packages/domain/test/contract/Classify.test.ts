@@ -1,7 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { readFileSync } from "node:fs"
-import { classifyAndDecodeLine, classifyLine, type LineClass } from "../../src/contract/Classify.ts"
+import {
+  classifyAndDecodeLine,
+  classifyEncodedLine,
+  classifyLine,
+  type LineClass,
+  skipReason
+} from "../../src/contract/Classify.ts"
 import { encodeLine } from "../../src/contract/Encode.ts"
 import { lifecycleKindOf } from "../../src/contract/LifecycleKind.ts"
 import { decodeLineText, ThreadEvent } from "../../src/contract/ThreadEvent.ts"
@@ -246,5 +252,40 @@ describe("classifyAndDecodeLine", () => {
       `"text":"x"},"n":18446744073709551616}}  \n`
     agreesWithTwoPasses(line)
     agreesWithTwoPasses(`{"schema_version":"0.18.0","event":{"type":"item.completed","item":{"type":"nope"}}}`)
+  })
+})
+
+describe("classifyEncodedLine", () => {
+  it.prop(
+    "classifies every encoded event exactly as classifyLine does",
+    [ThreadEvent],
+    ([event]) => {
+      const line = Result.try(() => encodeLine(event))
+      if (Result.isFailure(line)) return
+      assert.deepStrictEqual(classifyEncodedLine(line.success), classifyLine(line.success))
+    },
+    { arbitrary: { runs: 400 } }
+  )
+
+  it("falls back to the full classifier for escaped types, other heads and lines without an event", () => {
+    const lines = [
+      `{"schema_version":"0.18.0","event":{"type":"turn\\u002estarted"}}`,
+      `{"schema_version":"0.18.0","event":{"type":"a\\"b"}}`,
+      `{"schema_version":"0.17.0","event":{"type":"error","message":"m"}}`,
+      `{"schema_version":"0.18.0"}`,
+      `{"schema_version":"0.18.0","event":{"type":"turn.failed"}}`
+    ]
+    for (const line of lines) assert.deepStrictEqual(classifyEncodedLine(line), classifyLine(line), line)
+    assert.strictEqual(classifyEncodedLine(lines[3] ?? "")._tag, "Skip")
+    assert.strictEqual(classifyEncodedLine(lines[4] ?? "")._tag, "Skip")
+  })
+})
+
+describe("skipReason", () => {
+  it("names the field a rescan rejects, and is undefined for a counted line", () => {
+    assert.strictEqual(skipReason(`{"schema_version":"0.18.0","event":{"type":"error","message":"m"}}`), undefined)
+    assert.match(skipReason(`{"schema_version":"0.18.0"}`) ?? "", /^event:/)
+    assert.match(skipReason(`{"schema_version":"0.18.0","event":{"type":"turn.failed","message":42}}`) ?? "", /message/)
+    assert.match(skipReason(`{"schema_version":"0.18.0","event":{"type":"turn.completed"}}`) ?? "", /usage/)
   })
 })
