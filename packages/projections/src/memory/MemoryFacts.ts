@@ -4,7 +4,7 @@
  * Reads never follow links; sessions are found only as direct children of the sessions root.
  */
 import { readMemoryFactsText } from "@logbook/domain"
-import { CorruptFile, memoryViewPath, pathsForDir, SessionFs, sessionPaths } from "@logbook/store"
+import { absolutePath, CorruptFile, memoryViewPath, pathsForDir, SessionFs, sessionPaths } from "@logbook/store"
 import { Effect, Option, Result } from "effect"
 import * as NodePath from "node:path"
 
@@ -56,7 +56,7 @@ export interface QueryFactsOptions {
 export const queryFacts = Effect.fn("MemoryFacts.queryFacts")(
   function*(sessionsDir: string, limit: number, options: QueryFactsOptions = {}) {
     const fs = yield* SessionFs
-    const root = NodePath.resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     if (Option.isNone(yield* fs.lstat(root))) return []
     const names = options.session === undefined
       ? yield* fs.listDir(root)

@@ -7,9 +7,8 @@
 import type { Manifest } from "@logbook/domain"
 import { compareInstants, parseRfc3339 } from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
-import { isSessionLive, loadManifestCached, pathsForDir, SessionFs } from "@logbook/store"
+import { absolutePath, isSessionLive, loadManifestCached, pathsForDir, SessionFs } from "@logbook/store"
 import { Effect, Option } from "effect"
-import { resolve } from "node:path"
 
 /** One session of a listing. `id` is the directory name: the identity every command accepts. */
 export interface SessionSummary {
@@ -88,7 +87,7 @@ export const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolea
 export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
   function*(sessionsDir: string, options: RecentSessionsOptions = {}) {
     const fs = yield* SessionFs
-    const root = resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const rootInfo = yield* fs.lstat(root)
     if (Option.isNone(rootInfo)) return { sessionsDir: root, sessions: [], unreadable: [] } satisfies SessionListing
     const sessions: Array<SessionSummary> = []

@@ -4,3 +4,4 @@
  */
 export * from "./SessionFs.ts"
 export * from "./StoreError.ts"
+export * from "./StorePath.ts"

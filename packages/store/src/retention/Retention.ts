@@ -25,11 +25,12 @@ import {
   sessionDirName
 } from "@logbook/domain"
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
-import { basename, dirname, join, resolve } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { SessionFs } from "../fs/SessionFs.ts"
 import type { SessionFsApi } from "../fs/SessionFs.ts"
 import { StoreIoError } from "../fs/StoreError.ts"
 import type { StoreError } from "../fs/StoreError.ts"
+import { absolutePath } from "../fs/StorePath.ts"
 import { manifestCache } from "../log/internal/manifestLru.ts"
 import { loadManifest } from "../log/MetaStore.ts"
 import { pathsForDir } from "../log/SessionPaths.ts"
@@ -183,14 +184,14 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
     Ref.getAndUpdate(removals, (n) => n + 1).pipe(Effect.flatMap((seq) => removeSessionDir(fs, root, name, seq)))
 
   /** The root's type, or "missing"; a symlinked root counts as not a directory. */
-  const rootType = (sessionsDir: string) => entryType(resolve(sessionsDir))
+  const rootType = (sessionsDir: string) => entryType(absolutePath(sessionsDir))
 
   const markAbandoned = Effect.fn("Retention.markAbandoned")(
     function*(sessionsDir: string, maxAgeDays: number, options: RetentionOptions = {}) {
       const marked: Array<string> = []
       const cutoff = ageCutoffSeconds(maxAgeDays, yield* Clock.currentTimeMillis)
       if (cutoff === undefined) return marked
-      const root = resolve(sessionsDir)
+      const root = absolutePath(sessionsDir)
       const names = yield* fs.listDir(root).pipe(Effect.catch(() => Effect.succeed<ReadonlyArray<string>>([])))
       const preserved = options.preserve === undefined ? undefined : sessionDirName(options.preserve)
       for (const name of names) {
@@ -218,7 +219,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
 
   const apply = Effect.fn("Retention.apply")(
     function*(sessionsDir: string, policy: RetentionPolicy = DEFAULT_RETENTION_POLICY, options: RetentionOptions = {}) {
-      const root = resolve(sessionsDir)
+      const root = absolutePath(sessionsDir)
       if ((yield* rootType(root)) !== "Directory") return { marked: [], removed: [] }
       yield* emptyTrash(fs, root)
       const marked = yield* markAbandoned(root, policy.maxAgeDays, options)
@@ -245,7 +246,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   /** The session's directory below the root and what `lstat` says it is. */
   const resolveSession = (sessionsDir: string, sessionId: string) =>
     Effect.gen(function*() {
-      const root = resolve(sessionsDir)
+      const root = absolutePath(sessionsDir)
       const name = sessionDirName(sessionId)
       const paths = pathsForDir(root, name)
       return { root, name, paths, type: yield* entryType(paths.dir) }
@@ -271,7 +272,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   })
 
   const pinnedSessions = Effect.fn("Retention.pinnedSessions")(function*(sessionsDir: string) {
-    const root = resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     if ((yield* rootType(root)) !== "Directory") return []
     const pinned: Array<string> = []
     for (const name of yield* fs.listDir(root)) {
@@ -296,7 +297,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   const regularBytes = (dir: string) => Effect.map(regularFileUsage(fs, dir), (usage) => usage.bytes)
 
   const gcLegacy = Effect.fn("Retention.gcLegacy")(function*(sessionsDir: string) {
-    const root = resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const base = dirname(root)
     if (basename(root) !== "sessions" || !STORE_DIRS.includes(basename(base))) {
       return yield* new StoreIoError({

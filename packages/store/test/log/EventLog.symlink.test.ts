@@ -168,3 +168,26 @@ describe("EventLog and planted symlinks", () => {
       assert.strictEqual(error._tag, "StoreIoError", "reads refuse the link")
     }).pipe(Effect.provide(nodeLayer())))
 })
+
+describe("EventLog and a sessions root with a '..' component", () => {
+  it.effect("a root spelled <ws>/a/../b is refused, not normalised to <ws>/b", () =>
+    Effect.gen(function*() {
+      const { base } = yield* testRoot
+      const root = `${base}/a/../b`
+      const error = yield* Effect.flip(Effect.scoped(openLog(root, "s")))
+      assert.strictEqual(error._tag, "CreateDirError")
+      if (error._tag === "CreateDirError") assert.strictEqual(error.code, "EINVAL")
+      assert.match(error.message, /'\.\.' component/)
+      assert.isFalse(fs.existsSync(path.join(base, "b")), "nothing was created at the normalised path")
+      assert.isFalse(fs.existsSync(path.join(base, "a")))
+    }).pipe(Effect.provide(nodeLayer())))
+
+  it.effect("a relative root with a '..' component is refused too", () =>
+    Effect.gen(function*() {
+      const { base } = yield* testRoot
+      const relative = path.relative(process.cwd(), path.join(base, "a"))
+      const error = yield* Effect.flip(Effect.scoped(openLog(`${relative}/../b`, "s")))
+      assert.strictEqual(error._tag, "CreateDirError")
+      assert.isFalse(fs.existsSync(path.join(base, "b")))
+    }).pipe(Effect.provide(nodeLayer())))
+})

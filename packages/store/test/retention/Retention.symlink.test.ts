@@ -87,6 +87,17 @@ layer(retentionLayer)("Retention and links", (it) => {
       assert.deepStrictEqual(snapshot(outside), before)
     }))
 
+  it.effect("a root with a '..' component is refused, and the directory it would normalise to is untouched", () =>
+    Effect.gen(function*() {
+      const { base, retention } = yield* retentionSetup
+      const real = path.join(base, "b")
+      writeSession(real, "s", { turnCount: 0 })
+      const before = snapshot(real)
+      const error = yield* Effect.flip(retention.apply(`${base}/a/../b`, policy))
+      assert.strictEqual(error.code, "EINVAL")
+      assert.deepStrictEqual(snapshot(real), before)
+    }))
+
   it.effect("a link planted in place of the trash is unlinked, never followed", () =>
     Effect.gen(function*() {
       const { outside, retention, root } = yield* retentionSetup

@@ -11,9 +11,8 @@ import type { ThreadEvent } from "@logbook/domain"
 import { DEFAULT_MAX_RESULTS, distinctTokens, parseRfc3339, readMemoryFactsText, snippetAround } from "@logbook/domain"
 import type { FileInfo, StoreIoError } from "@logbook/store"
 export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
-import { SessionFs } from "@logbook/store"
+import { absolutePath, childPath, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
-import * as NodePath from "node:path"
 import { readEventRecords } from "../../session/EventStream.ts"
 import { turnedEvents } from "../../session/internal/turnedEvents.ts"
 import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
@@ -70,7 +69,7 @@ const signature = (info: FileInfo): string => `${info.size}:${info.mtimeMs}`
 // `root` is already absolute and `name` a direct child: the same paths as `pathsForDir` gives
 // (`memoryViewPath` / `events`), built with one join because a root scan makes thousands.
 const sourcePath = (root: string, name: string, scope: SearchScope): string =>
-  scope === "facts" ? NodePath.join(root, name, "derived", "memory.json") : NodePath.join(root, name, "events.jsonl")
+  scope === "facts" ? childPath(root, name, "derived", "memory.json") : childPath(root, name, "events.jsonl")
 
 const factDocs = (bytes: Uint8Array): Array<IndexDoc> | undefined => {
   const read = readMemoryFactsText(utf8.decode(bytes))
@@ -200,7 +199,7 @@ const historyDocStream = (root: string, name: string) =>
  * this stream collected, with runs of one turn merged and turns in number order.
  */
 export const sessionHistoryDocuments = (sessionsDir: string, name: string) =>
-  historyDocStream(NodePath.resolve(sessionsDir), name)
+  historyDocStream(absolutePath(sessionsDir), name)
 
 const historyDocs = (root: string, name: string) =>
   Effect.map(Stream.runCollect(historyDocStream(root, name)), (runs) => {
@@ -245,8 +244,8 @@ export const searchSourceOf = (
 ): Effect.Effect<SearchSource | undefined, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    const root = NodePath.resolve(sessionsDir)
-    const [dir, source] = yield* fs.lstatMany([NodePath.join(root, name), sourcePath(root, name, scope)])
+    const root = absolutePath(sessionsDir)
+    const [dir, source] = yield* fs.lstatMany([childPath(root, name), sourcePath(root, name, scope)])
     return dir?.type === "Directory" && source?.type === "File"
       ? { path: sourcePath(root, name, scope), signature: signature(source) }
       : undefined
@@ -272,7 +271,7 @@ export const sessionSearchDocuments = (
   name: string,
   scope: SearchScope
 ): Effect.Effect<ReadonlyArray<IndexDoc> | undefined, never, SessionFs> =>
-  documentsOf(NodePath.resolve(sessionsDir), name, scope)
+  documentsOf(absolutePath(sessionsDir), name, scope)
 
 /**
  * The snippet a history result shows for a turn whose searchable text is `text`: at most 240
@@ -292,7 +291,7 @@ export interface RefreshStats {
 const loadSnapshot = (root: string, scope: SearchScope) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    const bytes = yield* fs.readFileNoFollow(NodePath.join(root, searchSnapshotName(scope))).pipe(
+    const bytes = yield* fs.readFileNoFollow(childPath(root, searchSnapshotName(scope))).pipe(
       Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
     )
     return Option.isNone(bytes) ? undefined : decodeSnapshot(scope, bytes.value)
@@ -322,7 +321,7 @@ const refreshUnlocked = (
 ): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    const root = NodePath.resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const key = `${scope}\0${root}`
     const useSnapshot = options.snapshot !== false
     let index = indexes.get(key)
@@ -342,7 +341,7 @@ const refreshUnlocked = (
     }
     const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
     // One batch of lstats for the entries and one for their source files.
-    const dirs = yield* fs.lstatMany(names.map((name) => NodePath.join(root, name)))
+    const dirs = yield* fs.lstatMany(names.map((name) => childPath(root, name)))
     const sessions = names.filter((_, i) => dirs[i]?.type === "Directory")
     const sources = yield* fs.lstatMany(sessions.map((name) => sourcePath(root, name, scope)))
     const present = new Set<string>()
@@ -372,7 +371,7 @@ const refreshUnlocked = (
     const packed = index.pack()
     if (useSnapshot && !index.saved) {
       const saved = index
-      yield* fs.writeAtomic(NodePath.join(root, searchSnapshotName(scope)), encodeSnapshot(scope, packed)).pipe(
+      yield* fs.writeAtomic(childPath(root, searchSnapshotName(scope)), encodeSnapshot(scope, packed)).pipe(
         Effect.andThen(Effect.sync(() => {
           saved.saved = true
         })),
@@ -445,7 +444,7 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
   function*(sessionsDir: string, query: string, options: SearchOptions = {}) {
     const fs = yield* SessionFs
     const scope = options.scope ?? "facts"
-    const root = NodePath.resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const now = options.now ?? Math.floor((yield* Clock.currentTimeMillis) / 1000)
     const hits = yield* indexLock.withPermit(Effect.gen(function*() {
       const { index } = yield* refreshUnlocked(root, scope, { snapshot: options.snapshot })
