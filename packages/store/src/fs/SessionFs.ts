@@ -93,6 +93,13 @@ export interface SessionFsApi {
    * components `0700`; always forces `0700` on the final directory.
    */
   readonly ensurePrivateDir: (path: string) => Effect.Effect<void, CreateDirError>
+  /**
+   * The sessions root's ensure: the safe walk of `ensurePrivateDir`, but only a root the walk creates
+   * is made `0700`; an existing root is the user's and keeps its mode (a shared `1777` directory
+   * stays shared). An existing root this process cannot create entries in (no write or search
+   * permission, `access(2)`) is refused with a message saying so, instead of failing later below it.
+   */
+  readonly ensureSessionsRoot: (path: string) => Effect.Effect<void, CreateDirError>
   /** Opens (creating if missing) for append: `O_APPEND|O_NOFOLLOW`, `0600`, then `fchmod 0600`. */
   readonly openAppend: (path: string) => Effect.Effect<AppendFile, StoreIoError>
   /** Reads exactly bytes `[start, end)` of a regular file (`O_NOFOLLOW`); a short read fails `UNEXPECTED_EOF`. */

@@ -40,7 +40,7 @@ export class SessionRegistry extends Context.Service<SessionRegistry, {
           })
       })
       const acquire = Effect.fn("SessionRegistry.acquire")(function*(request: OpenRequest) {
-        yield* fs.ensurePrivateDir(request.paths.sessionsDir)
+        yield* fs.ensureSessionsRoot(request.paths.sessionsDir)
         const root = yield* fs.realPath(request.paths.sessionsDir)
         const key = `${root}/${request.paths.dir.slice(request.paths.sessionsDir.length + 1)}`
         pending.set(key, request)

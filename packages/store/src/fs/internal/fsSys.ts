@@ -29,6 +29,7 @@ export type SysOp =
   | "unlink"
   | "rmdir"
   | "realpath"
+  | "access"
   | "lock"
   | "unlock"
 
@@ -51,6 +52,8 @@ export interface Sys {
   readonly unlink: (path: string) => void
   readonly rmdir: (path: string) => void
   readonly realpath: (path: string) => string
+  /** `access(2)`: throws unless this process has every permission of `mode` on `path`. */
+  readonly access: (path: string, mode: number) => void
   /** Non-blocking exclusive lock: `true` granted, `false` would block. */
   readonly tryLock: (fd: number) => boolean
   readonly unlock: (fd: number) => void
@@ -66,6 +69,9 @@ export const Flags = {
     (fs.constants.O_NOFOLLOW ?? 0),
   readWriteNoFollow: fs.constants.O_RDWR | (fs.constants.O_NOFOLLOW ?? 0)
 } as const
+
+/** `access(2)` mode of a directory the store creates entries in: write and search. */
+export const WRITE_SEARCH = fs.constants.W_OK | fs.constants.X_OK
 
 /** True when `flags` opens for writing (write-only or read/write). */
 export const isWriteOpen = (flags: number): boolean =>
@@ -89,6 +95,7 @@ export const nodeSys: Sys = {
   unlink: (path) => fs.unlinkSync(path),
   rmdir: (path) => fs.rmdirSync(path),
   realpath: (path) => fs.realpathSync.native(path),
+  access: (path, mode) => fs.accessSync(path, mode),
   tryLock: (fd) => nativeLock().tryLock(fd, { shared: false }),
   unlock: (fd) => nativeLock().unlock(fd)
 }

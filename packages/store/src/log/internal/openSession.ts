@@ -154,7 +154,7 @@ export const openSessionState = (
 ): Effect.Effect<SessionState, StoreIoError | CreateDirError | SessionLocked, Scope.Scope> =>
   Effect.gen(function*() {
     const { paths } = req
-    yield* fs.ensurePrivateDir(paths.sessionsDir)
+    yield* fs.ensureSessionsRoot(paths.sessionsDir)
     yield* fs.ensurePrivateDir(paths.dir)
     yield* fs.ensurePrivateDir(paths.derivedDir)
     yield* fs.ensurePrivateDir(paths.indexDir)
