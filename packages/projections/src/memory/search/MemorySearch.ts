@@ -15,6 +15,7 @@ import { absolutePath, childPath, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Semaphore, Stream } from "effect"
 import { readEventRecords } from "../../session/EventStream.ts"
 import { turnedEvents } from "../../session/internal/turnedEvents.ts"
+import { reportSkipped } from "../../session/SkippedSessions.ts"
 import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
 import { SearchIndex, sessionDocs } from "./internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "./internal/searchSnapshot.ts"
@@ -225,7 +226,14 @@ const documentsOf = (root: string, name: string, scope: SearchScope) =>
       return Option.isNone(bytes) ? undefined : factDocs(bytes.value)
     }
     return yield* historyDocs(root, name)
-  }).pipe(Effect.catch(() => Effect.succeed(undefined)))
+  }).pipe(
+    Effect.catch((error) =>
+      Effect.as(
+        reportSkipped({ session: name, path: sourcePath(root, name, scope), detail: error.message }),
+        undefined
+      )
+    )
+  )
 
 /** Builds the segment of one session, or `undefined` when it has nothing readable to index. */
 const buildFor = (root: string, name: string, scope: SearchScope, sig: string) =>
@@ -350,7 +358,13 @@ const refreshUnlocked = (
     for (let i = 0; i < sessions.length; i++) {
       const name = sessions[i]
       const info = sources[i]
-      if (name === undefined || info === undefined || info.type !== "File") continue
+      if (name === undefined || info === undefined) continue
+      if (info.type !== "File") {
+        // A FIFO, directory or link planted at the source is never opened: the session is left out, said so.
+        const path = sourcePath(root, name, scope)
+        yield* reportSkipped({ session: name, path, detail: `not a regular file (${info.type})` })
+        continue
+      }
       const sig = signature(info)
       present.add(name)
       if (index.signature(name) === sig) continue
