@@ -285,6 +285,33 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual(rows.slice(1).map((r) => r.split(/\s+/u)[0]), ["new", "mid", "old"])
     }))
 
+  it.effect("sessions and show report a symlinked pin as a pin and a symlinked lock as a link, not a live process", () =>
+    Effect.gen(function*() {
+      const ws = yield* workspace
+      plantSession(ws, "pinlink", { updated_at: "2026-06-01T00:00:00Z" })
+      plantSession(ws, "locklink", { updated_at: "2026-05-01T00:00:00Z" })
+      fs.writeFileSync(path.join(ws, "target"), "")
+      fs.symlinkSync(path.join(ws, "target"), path.join(sessionsOf(ws), "pinlink", "retention-pin.json"))
+      fs.symlinkSync(path.join(ws, "target"), path.join(sessionsOf(ws), "locklink", "session.lock"))
+      const [list, pinShow, lockShow, lockJson] = yield* Effect.all([
+        runHere(["sessions"], { cwd: ws }),
+        runHere(["show", "pinlink"], { cwd: ws }),
+        runHere(["show", "locklink"], { cwd: ws }),
+        runHere(["show", "locklink", "--json"], { cwd: ws })
+      ], { concurrency: 2 })
+      const rows = new Map(
+        list.stdout.trimEnd().split("\n").slice(1).map((r) => {
+          const cells = r.split(/\s+/u)
+          return [cells[0], cells.slice(-2)] as const
+        })
+      )
+      assert.deepStrictEqual(rows.get("pinlink"), ["free", "link"])
+      assert.deepStrictEqual(rows.get("locklink"), ["link", "-"])
+      assert.include(pinShow.stdout, "Pinned        yes: retention-pin.json is a symbolic link")
+      assert.include(lockShow.stdout, "Lock          link: session.lock is a symbolic link, not a lock")
+      assert.strictEqual(JSON.parse(lockJson.stdout).lock, "link")
+    }))
+
   it.effect("the store is found through --sessions-dir, LOGBOOK_SESSIONS_DIR or --workspace, and reading creates nothing", () =>
     Effect.gen(function*() {
       assertBuilt()

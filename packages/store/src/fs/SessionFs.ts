@@ -75,8 +75,12 @@ export type LockResult =
   | { readonly _tag: "HeldElsewhere" }
   | { readonly _tag: "Unavailable"; readonly reason: string }
 
-/** Outcome of probing a lock without taking it (docs/log.md#liveness-lock): the file is absent, held, or free. */
-export type LockProbe = "absent" | "held" | "free"
+/**
+ * Outcome of probing a lock without taking it (docs/log.md#liveness-lock): the file is absent, held,
+ * or free — or `link`: a symbolic link sits at the lock's name, which is never opened, so it is no
+ * lock at all and whether a process has the session open cannot be told.
+ */
+export type LockProbe = "absent" | "held" | "free" | "link"
 
 /** Options of `SessionFs.stream`: byte range `[start, end)` (default whole file) and chunk size. */
 export interface StreamOptions {
@@ -176,8 +180,9 @@ export interface SessionFsApi {
    */
   readonly tryLock: (path: string) => Effect.Effect<LockResult>
   /**
-   * Probes a lock without creating the file: missing → `absent`; other open errors → `held`
-   * (fail safe); would block → `held`; granted → released at once, `free`; other lock errors → `free`.
+   * Probes a lock without creating the file: missing → `absent`; a symbolic link → `link` (never
+   * followed); other open errors → `held` (fail safe); would block → `held`; granted → released at
+   * once, `free`; other lock errors → `free`.
    */
   readonly probeLock: (path: string) => Effect.Effect<LockProbe>
   /** Canonical absolute path (all links resolved). */

@@ -93,9 +93,9 @@ export interface RetentionApi {
    * session is not a real directory below the root (it is never created).
    */
   readonly pin: (sessionsDir: string, sessionId: string, reason: string) => Effect.Effect<void, StoreIoError>
-  /** Removes a regular pin file: `true` when one was removed, `false` when there was none. */
+  /** Removes a regular pin file or a link at its name (never the link's target): `true` when one was removed. */
   readonly unpin: (sessionsDir: string, sessionId: string) => Effect.Effect<boolean, StoreIoError>
-  /** Whether the session is a real directory whose `retention-pin.json` is a regular file. */
+  /** Whether the session is a real directory with anything at `retention-pin.json` (a link there pins too). */
   readonly isPinned: (sessionsDir: string, sessionId: string) => Effect.Effect<boolean, StoreIoError>
   /** Directory names of the pinned sessions, sorted (docs/differences.md); a missing root gives `[]`. */
   readonly pinnedSessions: (sessionsDir: string) => Effect.Effect<ReadonlyArray<string>, StoreIoError>
@@ -154,10 +154,14 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   const entryType = (path: string) =>
     Effect.map(fs.lstat(path), Option.match({ onNone: () => "missing", onSome: (info) => info.type }))
 
-  /** Pinned = the pin is a regular file; an error while checking counts as pinned (fail safe). */
+  /**
+   * Pinned = anything sits at the pin's name (the reference treats the pin's presence as pinned): a
+   * symbolic link or a directory there pins too, and is never followed. An error while checking
+   * counts as pinned (fail safe).
+   */
   const pinnedDir = (dir: string) =>
     fs.lstat(join(dir, RETENTION_PIN_FILE)).pipe(
-      Effect.map((info) => Option.isSome(info) && info.value.type === "File"),
+      Effect.map(Option.isSome),
       Effect.catch(() => Effect.succeed(true))
     )
 
@@ -262,13 +266,15 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   const unpin = Effect.fn("Retention.unpin")(function*(sessionsDir: string, sessionId: string) {
     const s = yield* resolveSession(sessionsDir, sessionId)
     if (s.type !== "Directory") return false
-    if ((yield* entryType(s.paths.pin)) !== "File") return false
+    // A link at the pin's name is unlinked (never its target); a directory there is left alone.
+    const type = yield* entryType(s.paths.pin)
+    if (type !== "File" && type !== "SymbolicLink") return false
     return yield* fs.removeFile(s.paths.pin)
   })
 
   const isPinned = Effect.fn("Retention.isPinned")(function*(sessionsDir: string, sessionId: string) {
     const s = yield* resolveSession(sessionsDir, sessionId)
-    return s.type === "Directory" && (yield* entryType(s.paths.pin)) === "File"
+    return s.type === "Directory" && (yield* entryType(s.paths.pin)) !== "missing"
   })
 
   const pinnedSessions = Effect.fn("Retention.pinnedSessions")(function*(sessionsDir: string) {
@@ -279,7 +285,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
       if (!isSessionEntryName(name)) continue
       const paths = pathsForDir(root, name)
       if ((yield* entryType(paths.dir)) !== "Directory") continue
-      if ((yield* entryType(paths.pin)) === "File") pinned.push(name)
+      if ((yield* entryType(paths.pin)) !== "missing") pinned.push(name)
     }
     return pinned.sort()
   })

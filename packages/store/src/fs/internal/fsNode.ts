@@ -404,7 +404,9 @@ const tryLockSync = (sys: Sys, path: string): LockResult => {
 const probeLockSync = (sys: Sys, path: string): LockProbe => {
   const opened = Result.try(() => sys.open(checkedAbsolute(path), Flags.readWriteNoFollow, 0))
   if (Result.isFailure(opened)) {
-    return errorCode(opened.failure) === "ENOENT" ? "absent" : "held"
+    if (errorCode(opened.failure) === "ENOENT") return "absent"
+    const stats = Result.try(() => sys.lstat(checkedAbsolute(path)))
+    return Result.isSuccess(stats) && stats.success?.isSymbolicLink() === true ? "link" : "held"
   }
   const fd = opened.success
   const locked = Result.try(() => sys.tryLock(fd))
