@@ -5,9 +5,16 @@
  * except for the five lifecycle types, which must also decode completely so a malformed
  * lifecycle record can never open, close or fake a turn (docs/log.md#classification).
  */
-import type { Schema } from "effect"
-import { Result } from "effect"
-import { decodeUtf8, exactJsonValue, isJsonObject, parseJsonOrUndefined, trimWhitespace } from "../internal/jsonText.ts"
+import { Result, Schema, SchemaIssue } from "effect"
+import {
+  decodeUtf8,
+  exactJsonValue,
+  exceedsJsonDepth,
+  isJsonObject,
+  MAX_JSON_DEPTH,
+  parseJsonOrUndefined,
+  trimWhitespace
+} from "../internal/jsonText.ts"
 import type { LifecycleKind } from "./LifecycleKind.ts"
 import { lifecycleKindOf } from "./LifecycleKind.ts"
 import type { VersionedThreadEvent } from "./ThreadEvent.ts"
@@ -30,13 +37,18 @@ export type LineClass =
 
 const SKIP: LineClass = { _tag: "Skip" }
 
+const tooDeepError = (): Schema.SchemaError =>
+  new Schema.SchemaError(
+    new SchemaIssue.InvalidValue({ message: `Expected JSON nested at most ${MAX_JSON_DEPTH} levels deep` })
+  )
+
 /**
  * Classifies one line (bytes as read from the file, or already-decoded text; with or without
  * its `\n`). Steps: strict UTF-8 (invalid → Skip); trim Unicode whitespace (empty → Skip);
  * parse JSON and require an object whose `schema_version` is a string and whose `event` is an
  * object with a string `type` (else Skip); a lifecycle type must also fully decode as a
- * `VersionedThreadEvent`, and `turn.completed` must carry `usage` as a JSON object (else
- * Skip). Everything else is Counted as `other` without decoding the payload. Never throws.
+ * `VersionedThreadEvent`, `turn.completed` must carry `usage` as a JSON object, and the line must not
+ * nest deeper than `MAX_JSON_DEPTH`, which the full readers refuse (else Skip). Everything else is Counted as `other` without decoding the payload. Never throws.
  */
 export const classifyLine = (line: Uint8Array | string): LineClass => classifyWithValue(line).cls
 
@@ -65,6 +77,8 @@ const classifyWithValue = (line: Uint8Array | string): Classified => {
   // The reference re-checks the raw shape of `usage`: a lenient decoder must not let an array
   // or null stand in for the usage object of a turn boundary.
   if (lifecycle === "turn_completed" && !isJsonObject(event.usage)) return SKIPPED
+  // What the readers cannot decode (JSON nested too deep for them) must not open or close a turn.
+  if (exceedsJsonDepth(trimmed)) return SKIPPED
   // Full decoding sees u64 literals beyond u64's maximum as such (rejected), like `decodeLineText`.
   const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
   return { cls: Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP }
@@ -117,6 +131,7 @@ export const skipReason = (line: Uint8Array | string): string | undefined => {
   if (lifecycleKindOf(event.type) === "turn_completed" && !isJsonObject(event.usage)) {
     return "event.usage: a turn.completed needs a usage object"
   }
+  if (exceedsJsonDepth(trimmed)) return `the line is JSON nested deeper than ${MAX_JSON_DEPTH} levels`
   const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
   return Result.isFailure(decoded) ? decoded.failure.message : "the line does not decode"
 }
@@ -131,7 +146,12 @@ export const classifyAndDecodeLine = (line: Uint8Array | string): {
   readonly decoded: Result.Result<VersionedThreadEvent, Schema.SchemaError> | undefined
 } => {
   const { cls, text, value } = classifyWithValue(line)
-  const decoded = text === undefined ? undefined : decodeEnvelope(exactJsonValue(text, value))
+  // A line nested too deep for the recursive readers is undecodable (it still counts in the scan).
+  const decoded = text === undefined
+    ? undefined
+    : exceedsJsonDepth(text)
+    ? Result.fail(tooDeepError())
+    : decodeEnvelope(exactJsonValue(text, value))
   return { cls, decoded }
 }
 

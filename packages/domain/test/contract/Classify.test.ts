@@ -11,6 +11,7 @@ import {
 import { encodeLine } from "../../src/contract/Encode.ts"
 import { lifecycleKindOf } from "../../src/contract/LifecycleKind.ts"
 import { decodeLineText, ThreadEvent } from "../../src/contract/ThreadEvent.ts"
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../../src/internal/jsonText.ts"
 
 // Reference fixtures are checked in at the repository root: test/fixtures/reference/ (see PROVENANCE.md there).
 const fixturesDir = new URL("../../../../test/fixtures/reference/", import.meta.url)
@@ -287,5 +288,30 @@ describe("skipReason", () => {
     assert.match(skipReason(`{"schema_version":"0.18.0"}`) ?? "", /^event:/)
     assert.match(skipReason(`{"schema_version":"0.18.0","event":{"type":"turn.failed","message":42}}`) ?? "", /message/)
     assert.match(skipReason(`{"schema_version":"0.18.0","event":{"type":"turn.completed"}}`) ?? "", /usage/)
+  })
+})
+
+describe("exceedsJsonDepth", () => {
+  it("counts array and object nesting outside strings only", () => {
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
+    assert.isFalse(exceedsJsonDepth(nested(3), 3))
+    assert.isTrue(exceedsJsonDepth(nested(4), 3))
+    assert.isFalse(exceedsJsonDepth(`{"a":"[[[[[[[[","b":"\\"[[[[[[[["}`, 3))
+    assert.isTrue(exceedsJsonDepth(`{"a":"\\\\","b":[[[[]]]]}`, 3))
+    assert.isFalse(exceedsJsonDepth(nested(MAX_JSON_DEPTH)))
+    assert.isTrue(exceedsJsonDepth(nested(MAX_JSON_DEPTH + 1)))
+  })
+
+  it("makes a line nested too deep undecodable to the readers while the scan still counts it", () => {
+    const depth = 100_000
+    const line = `{"schema_version":"0.18.0","event":{"type":"vendor.deep","x":${"[".repeat(depth)}${
+      "]".repeat(depth)
+    }}}`
+    const { cls, decoded } = classifyAndDecodeLine(line)
+    assert.strictEqual(cls._tag, "Counted")
+    assert.isTrue(decoded !== undefined && Result.isFailure(decoded))
+    const text = decodeLineText(line)
+    assert.isTrue(Result.isFailure(text))
+    if (Result.isFailure(text)) assert.match(text.failure.message, /nested deeper than 1000 levels/)
   })
 })

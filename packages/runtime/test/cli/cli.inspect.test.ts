@@ -285,6 +285,31 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual(rows.slice(1).map((r) => r.split(/\s+/u)[0]), ["new", "mid", "old"])
     }))
 
+  it.effect("a stored line nested 100 000 levels deep is a skipped line to events and turn, not a crash", () =>
+    Effect.gen(function*() {
+      const ws = yield* workspace
+      const made = yield* runHere(["--workspace", ws, "demo", "--session", "deep", "--turns", "1"], { cwd: ws })
+      assert.strictEqual(made.code, 0, made.stderr)
+      const log = path.join(sessionsOf(ws), "deep", "events.jsonl")
+      const lines = fs.readFileSync(log, "utf8").split("\n")
+      const depth = 100_000
+      const deep = `{"schema_version":"0.18.0","event":{"type":"vendor.deep","x":${"[".repeat(depth)}${
+        "]".repeat(depth)
+      }}}`
+      lines.splice(2, 0, deep)
+      fs.writeFileSync(log, lines.join("\n"))
+      const [events, turn] = yield* Effect.all([
+        runHere(["events", "deep"], { cwd: ws }),
+        runHere(["turn", "deep", "1"], { cwd: ws })
+      ], { concurrency: 2 })
+      for (const r of [events, turn]) {
+        assert.strictEqual(r.code, 0, r.stderr.slice(0, 2000))
+        assert.include(r.stderr, "nested at most 1000 levels deep")
+        assert.notInclude(r.stderr, "Maximum call stack")
+      }
+      assert.include(events.stdout, "\"type\":\"turn.completed\"")
+    }))
+
   it.effect("sessions and show report a symlinked pin as a pin and a symlinked lock as a link, not a live process", () =>
     Effect.gen(function*() {
       const ws = yield* workspace
