@@ -1,15 +1,16 @@
 /**
  * FIFOs planted where the store reads metadata (issue 33, item 10): `open(2)` of a FIFO blocks until
  * a peer opens the other end, and a blocked synchronous open ignores SIGINT and SIGTERM. Every read
- * and open of `SessionFs` — and `EventLog.open` over a session whose `manifest.json`,
- * `index/turns.json` or `index/pending-cap-rewrite.json` is a FIFO — must return a typed refusal
- * instead. The operations run in a child process (`fixtures/fifoProbe.ts`), which a hang would
+ * and open of `SessionFs` must return a typed refusal instead, and `EventLog.open` over a session
+ * whose `manifest.json`, `index/turns.json` or `index/pending-cap-rewrite.json` is a FIFO moves the
+ * FIFO aside and rebuilds the metadata (item 12). The operations run in a child process (`fixtures/fifoProbe.ts`), which a hang would
  * stall for good; it is killed only as a failsafe, and the test then names the operation that hung.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import type { SessionPaths } from "../../src/log/SessionPaths.ts"
 import { appendAll, nodeLayer, openLog, pathsOf, testRoot, turn } from "../fixtures/eventlogHelpers.ts"
 import { fixturePath } from "../fixtures/eventlogHelpers.ts"
@@ -85,7 +86,13 @@ describe("SessionFs and planted FIFOs", () => {
             assert.match(lines.get(label) ?? "", /^StoreIoError E/, label)
           }
           assert.match(lines.get("openAppend") ?? "", /^StoreIoError E/)
-          assert.isTrue(fs.lstatSync(fifo).isFIFO(), "the FIFO is left where it was")
+          // The open makes way for the metadata it rebuilds: the FIFO is moved aside, never deleted.
+          assert.strictEqual(lines.get("EventLog.open"), "ok")
+          const aside = fs.readdirSync(path.dirname(fifo)).filter((name) =>
+            name.startsWith(`${path.basename(fifo)}.displaced-`)
+          )
+          assert.strictEqual(aside.length, 1)
+          assert.isTrue(fs.lstatSync(path.join(path.dirname(fifo), aside[0] ?? "")).isFIFO())
         }).pipe(Effect.provide(nodeLayer())),
       { timeout: FAILSAFE_MS + 30_000 }
     )
