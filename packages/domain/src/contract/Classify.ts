@@ -94,11 +94,21 @@ const ENCODED_HEAD = `{"schema_version":${JSON.stringify(EVENT_SCHEMA_VERSION)},
  * — a stringified object has no duplicate keys and no surrounding whitespace, so that head alone
  * proves it an object with a string `schema_version` and an `event` object with that string `type`.
  * Every other line (lifecycle types, escapes, another head) goes through {@link classifyLine}.
+ * `expectedType`, the type the caller encoded, only makes the check cheaper; the result is the same.
  *
  * **Gotchas**: only for text `JSON.stringify` produced; for anything read from a file use {@link classifyLine}.
  */
-export const classifyEncodedLine = (line: string): LineClass => {
+export const classifyEncodedLine = (line: string, expectedType?: string): LineClass => {
   if (line.startsWith(ENCODED_HEAD)) {
+    // The append path knows the type it encoded: checking for it in place spares the slice.
+    if (
+      expectedType !== undefined && lifecycleKindOf(expectedType) === "other" &&
+      line.startsWith(expectedType, ENCODED_HEAD.length) &&
+      line.charCodeAt(ENCODED_HEAD.length + expectedType.length) === 34 && !expectedType.includes("\\") &&
+      !expectedType.includes("\"")
+    ) {
+      return { _tag: "Counted", type: expectedType, lifecycle: "other" }
+    }
     const end = line.indexOf("\"", ENCODED_HEAD.length)
     if (end !== -1) {
       const type = line.slice(ENCODED_HEAD.length, end)

@@ -315,3 +315,19 @@ describe("exceedsJsonDepth", () => {
     if (Result.isFailure(text)) assert.match(text.failure.message, /nested deeper than 1000 levels/)
   })
 })
+
+describe("classifyEncodedLine with the expected type", () => {
+  it.prop(
+    "gives what classifyLine gives, whatever type the caller expects",
+    [ThreadEvent, Schema.String],
+    ([event, guess]) => {
+      const line = Result.try(() => encodeLine(event))
+      if (Result.isFailure(line)) return
+      const declared = event.type === "unknown" ? event.original_type : event.type
+      for (const expected of [declared, guess, `${declared}"`, `${declared}\\`]) {
+        assert.deepStrictEqual(classifyEncodedLine(line.success, expected), classifyLine(line.success))
+      }
+    },
+    { arbitrary: { runs: 200 } }
+  )
+})

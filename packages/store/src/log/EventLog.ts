@@ -192,7 +192,7 @@ const serialise = (event: ThreadEvent): Result.Result<Recordable, InvalidEvent> 
   const encoded = Result.try({ try: () => encodeLine(event), catch: (cause) => encodeFailure(event, cause) })
   if (Result.isFailure(encoded)) return Result.fail(invalid(encoded.failure))
   const line = encoded.success
-  const cls = classifyEncodedLine(line)
+  const cls = classifyEncodedLine(line, declared)
   if (cls._tag === "Skip") {
     return Result.fail(invalid(`a rescan would skip this line: ${skipReason(line) ?? "it is not an event"}`))
   }
