@@ -69,6 +69,27 @@ describe("SessionMemory", () => {
       assert.strictEqual(readManifest(workspace, "crashy").event_count, 2)
     }).pipe(Effect.provide(storeLayerNode)))
 
+  it.effect("a regular file planted at derived/ and index/ never stops the session from recording", () =>
+    Effect.gen(function*() {
+      const workspace = yield* tempWorkspace()
+      const dir = path.join(sessionsOf(workspace), "planted")
+      const layer = SessionMemory.layer({ workspace, sessionId: "planted", retention: false })
+      const appendTurn = Effect.gen(function*() {
+        const memory = yield* SessionMemory
+        yield* memory.append({ type: "turn.started" })
+        yield* memory.append({ type: "turn.completed", usage })
+      })
+      yield* appendTurn.pipe(Effect.provide(layer))
+      for (const name of ["derived", "index"]) {
+        fs.rmSync(path.join(dir, name), { recursive: true })
+        fs.writeFileSync(path.join(dir, name), "planted")
+      }
+      yield* appendTurn.pipe(Effect.provide(layer))
+      assert.strictEqual(readManifest(workspace, "planted").turn_count, 2)
+      assert.isTrue(fs.statSync(path.join(dir, "derived")).isDirectory())
+      assert.isTrue(fs.statSync(path.join(dir, "index")).isDirectory())
+    }).pipe(Effect.provide(storeLayerNode)))
+
   it.effect("two layers on one session in one process share turn numbering", () =>
     Effect.gen(function*() {
       const workspace = yield* tempWorkspace()

@@ -5,13 +5,20 @@
  * except for the five lifecycle types, which must also decode completely so a malformed
  * lifecycle record can never open, close or fake a turn (docs/log.md#classification).
  */
-import type { Schema } from "effect"
-import { Result } from "effect"
-import { decodeUtf8, exactJsonValue, isJsonObject, parseJsonOrUndefined, trimWhitespace } from "../internal/jsonText.ts"
+import { Result, Schema, SchemaIssue } from "effect"
+import {
+  decodeUtf8,
+  exactJsonValue,
+  exceedsJsonDepth,
+  isJsonObject,
+  MAX_JSON_DEPTH,
+  parseJsonOrUndefined,
+  trimWhitespace
+} from "../internal/jsonText.ts"
 import type { LifecycleKind } from "./LifecycleKind.ts"
 import { lifecycleKindOf } from "./LifecycleKind.ts"
 import type { VersionedThreadEvent } from "./ThreadEvent.ts"
-import { decodeEnvelope } from "./ThreadEvent.ts"
+import { decodeEnvelope, EVENT_SCHEMA_VERSION } from "./ThreadEvent.ts"
 
 /**
  * What the scan does with a line: `Skip` it (not counted, no lifecycle effect), or count it
@@ -30,13 +37,18 @@ export type LineClass =
 
 const SKIP: LineClass = { _tag: "Skip" }
 
+const tooDeepError = (): Schema.SchemaError =>
+  new Schema.SchemaError(
+    new SchemaIssue.InvalidValue({ message: `Expected JSON nested at most ${MAX_JSON_DEPTH} levels deep` })
+  )
+
 /**
  * Classifies one line (bytes as read from the file, or already-decoded text; with or without
  * its `\n`). Steps: strict UTF-8 (invalid → Skip); trim Unicode whitespace (empty → Skip);
  * parse JSON and require an object whose `schema_version` is a string and whose `event` is an
  * object with a string `type` (else Skip); a lifecycle type must also fully decode as a
- * `VersionedThreadEvent`, and `turn.completed` must carry `usage` as a JSON object (else
- * Skip). Everything else is Counted as `other` without decoding the payload. Never throws.
+ * `VersionedThreadEvent`, `turn.completed` must carry `usage` as a JSON object, and the line must not
+ * nest deeper than `MAX_JSON_DEPTH`, which the full readers refuse (else Skip). Everything else is Counted as `other` without decoding the payload. Never throws.
  */
 export const classifyLine = (line: Uint8Array | string): LineClass => classifyWithValue(line).cls
 
@@ -65,9 +77,73 @@ const classifyWithValue = (line: Uint8Array | string): Classified => {
   // The reference re-checks the raw shape of `usage`: a lenient decoder must not let an array
   // or null stand in for the usage object of a turn boundary.
   if (lifecycle === "turn_completed" && !isJsonObject(event.usage)) return SKIPPED
+  // What the readers cannot decode (JSON nested too deep for them) must not open or close a turn.
+  if (exceedsJsonDepth(trimmed)) return SKIPPED
   // Full decoding sees u64 literals beyond u64's maximum as such (rejected), like `decodeLineText`.
   const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
   return { cls: Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP }
+}
+
+// What `JSON.stringify({ schema_version: EVENT_SCHEMA_VERSION, event: { type, … } })` starts with.
+const ENCODED_HEAD = `{"schema_version":${JSON.stringify(EVENT_SCHEMA_VERSION)},"event":{"type":"`
+
+/**
+ * {@link classifyLine} of a line the append path just produced with `JSON.stringify`, with the same
+ * result at a fraction of the cost for the common case: a line that starts with the canonical head
+ * and whose plain (escape-free) `type` is not a lifecycle type is Counted as `other` without a parse
+ * — a stringified object has no duplicate keys and no surrounding whitespace, so that head alone
+ * proves it an object with a string `schema_version` and an `event` object with that string `type`.
+ * Every other line (lifecycle types, escapes, another head) goes through {@link classifyLine}.
+ * `expectedType`, the type the caller encoded, only makes the check cheaper; the result is the same.
+ *
+ * **Gotchas**: only for text `JSON.stringify` produced; for anything read from a file use {@link classifyLine}.
+ */
+export const classifyEncodedLine = (line: string, expectedType?: string): LineClass => {
+  if (line.startsWith(ENCODED_HEAD)) {
+    // The append path knows the type it encoded: checking for it in place spares the slice.
+    if (
+      expectedType !== undefined && lifecycleKindOf(expectedType) === "other" &&
+      line.startsWith(expectedType, ENCODED_HEAD.length) &&
+      line.charCodeAt(ENCODED_HEAD.length + expectedType.length) === 34 && !expectedType.includes("\\") &&
+      !expectedType.includes("\"")
+    ) {
+      return { _tag: "Counted", type: expectedType, lifecycle: "other" }
+    }
+    const end = line.indexOf("\"", ENCODED_HEAD.length)
+    if (end !== -1) {
+      const type = line.slice(ENCODED_HEAD.length, end)
+      if (!type.includes("\\")) {
+        const lifecycle = lifecycleKindOf(type)
+        if (lifecycle === "other") return { _tag: "Counted", type, lifecycle }
+      }
+    }
+  }
+  return classifyLine(line)
+}
+
+/**
+ * Why {@link classifyLine} skips `line`, naming the field at fault (`event`, `event.type`,
+ * `event.usage`, or the path of the first decode error); undefined when the line is Counted.
+ * For error messages only: it parses the line again.
+ */
+export const skipReason = (line: Uint8Array | string): string | undefined => {
+  if (classifyLine(line)._tag === "Counted") return undefined
+  const text = typeof line === "string" ? line : decodeUtf8(line)
+  if (text === undefined) return "the line is not valid UTF-8"
+  const trimmed = trimWhitespace(text)
+  if (trimmed.length === 0) return "the line is empty"
+  const value = parseJsonOrUndefined(trimmed)
+  if (!isJsonObject(value)) return "the line is not a JSON object"
+  if (typeof value.schema_version !== "string") return "schema_version: expected a string"
+  const event = value.event
+  if (!isJsonObject(event)) return "event: missing or not an object"
+  if (typeof event.type !== "string") return "event.type: missing or not a string"
+  if (lifecycleKindOf(event.type) === "turn_completed" && !isJsonObject(event.usage)) {
+    return "event.usage: a turn.completed needs a usage object"
+  }
+  if (exceedsJsonDepth(trimmed)) return `the line is JSON nested deeper than ${MAX_JSON_DEPTH} levels`
+  const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
+  return Result.isFailure(decoded) ? decoded.failure.message : "the line does not decode"
 }
 
 /**
@@ -80,7 +156,12 @@ export const classifyAndDecodeLine = (line: Uint8Array | string): {
   readonly decoded: Result.Result<VersionedThreadEvent, Schema.SchemaError> | undefined
 } => {
   const { cls, text, value } = classifyWithValue(line)
-  const decoded = text === undefined ? undefined : decodeEnvelope(exactJsonValue(text, value))
+  // A line nested too deep for the recursive readers is undecodable (it still counts in the scan).
+  const decoded = text === undefined
+    ? undefined
+    : exceedsJsonDepth(text)
+    ? Result.fail(tooDeepError())
+    : decodeEnvelope(exactJsonValue(text, value))
   return { cls, decoded }
 }
 

@@ -3,6 +3,7 @@
  * lifecycle kinds, the `matrix.updated` wire shapes, usage counters, the search tokenizer, the redaction
  * policy every exit applies and the terminal sanitiser. Every other feature of the domain builds on this folder.
  */
+export { exceedsJsonDepth, MAX_JSON_DEPTH } from "../internal/jsonText.ts"
 export * from "./Classify.ts"
 export * from "./Encode.ts"
 export * from "./LifecycleKind.ts"

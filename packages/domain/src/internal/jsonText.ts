@@ -38,6 +38,52 @@ export const parseJsonOrUndefined: (text: string) => unknown = UndefinedOr.liftT
   JSON.parse(text)
 )
 
+/**
+ * How deeply JSON read from disk may nest (arrays and objects) before readers refuse it. Parsing is
+ * iterative, but everything after it — Schema decoding, `JSON.stringify`, the mappers' walks — recurses,
+ * and a hostile line of 100 000 levels overflows the stack (a crash, not an error). A thousand levels
+ * is far beyond any real event or session file and well within the stack of every recursive reader.
+ */
+export const MAX_JSON_DEPTH = 1000
+
+/**
+ * Whether JSON `text` nests arrays and objects deeper than `max` levels (brackets inside strings do
+ * not count). O(length), native `indexOf` over string contents; text of at most `2 × max` characters
+ * cannot nest that deep and is not scanned. Invalid JSON gives some answer, never a throw.
+ */
+export const exceedsJsonDepth = (text: string, max: number = MAX_JSON_DEPTH): boolean => {
+  if (text.length <= 2 * max) return false
+  let depth = 0
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 34) {
+      i = stringEnd(text, i)
+      if (i === -1) return false
+    } else if (c === 123 || c === 91) {
+      depth++
+      if (depth > max) return true
+    } else if (c === 125 || c === 93) {
+      depth--
+    }
+  }
+  return false
+}
+
+/** Index of the quote closing the JSON string that opens at `open`, or -1 when it never closes. */
+const stringEnd = (text: string, open: number): number => {
+  for (let from = open + 1;;) {
+    const quote = text.indexOf("\"", from)
+    if (quote === -1) return -1
+    let backslashes = 0
+    while (text.charCodeAt(quote - 1 - backslashes) === 92) backslashes++
+    if (backslashes % 2 === 0) return quote
+    from = quote + 1
+  }
+}
+
+/** The error readers report for JSON nested deeper than {@link MAX_JSON_DEPTH}. */
+const tooDeep = (): SyntaxError => new SyntaxError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
+
 // 2^64: u64's maximum and every literal a little above it (up to 2^64 + 2048) parse to this double.
 const TWO_POW_64 = 2 ** 64
 // The first double above 2^64: what a literal above u64's maximum becomes, so a u64 field rejects it.
@@ -65,10 +111,13 @@ const u64Reviver = (_key: string, value: unknown, context?: { readonly source?: 
  * `JSON.parse`, except that a number literal above u64's maximum (18446744073709551615) yet close
  * enough to parse to the same double (2^64) parses to the next double instead, so a u64 field
  * refuses it as VT Code does while any other number field keeps a value within one ulp. Only
- * lines that could hold such a literal pay for the source-aware parse. Throws like `JSON.parse`.
+ * lines that could hold such a literal pay for the source-aware parse. Throws like `JSON.parse`,
+ * and a `SyntaxError` for text nested deeper than {@link MAX_JSON_DEPTH}.
  */
-export const parseJsonExact = (text: string): unknown =>
-  MAY_ROUND_TO_TWO_POW_64.test(text) ? JSON.parse(text, u64Reviver) : JSON.parse(text)
+export const parseJsonExact = (text: string): unknown => {
+  if (exceedsJsonDepth(text)) throw tooDeep()
+  return MAY_ROUND_TO_TWO_POW_64.test(text) ? JSON.parse(text, u64Reviver) : JSON.parse(text)
+}
 
 /**
  * `parsed` (the plain `JSON.parse` of `text`) as {@link parseJsonExact} would have parsed it:

@@ -1,10 +1,17 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { readFileSync } from "node:fs"
-import { classifyAndDecodeLine, classifyLine, type LineClass } from "../../src/contract/Classify.ts"
+import {
+  classifyAndDecodeLine,
+  classifyEncodedLine,
+  classifyLine,
+  type LineClass,
+  skipReason
+} from "../../src/contract/Classify.ts"
 import { encodeLine } from "../../src/contract/Encode.ts"
 import { lifecycleKindOf } from "../../src/contract/LifecycleKind.ts"
 import { decodeLineText, ThreadEvent } from "../../src/contract/ThreadEvent.ts"
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "../../src/internal/jsonText.ts"
 
 // Reference fixtures are checked in at the repository root: test/fixtures/reference/ (see PROVENANCE.md there).
 const fixturesDir = new URL("../../../../test/fixtures/reference/", import.meta.url)
@@ -247,4 +254,80 @@ describe("classifyAndDecodeLine", () => {
     agreesWithTwoPasses(line)
     agreesWithTwoPasses(`{"schema_version":"0.18.0","event":{"type":"item.completed","item":{"type":"nope"}}}`)
   })
+})
+
+describe("classifyEncodedLine", () => {
+  it.prop(
+    "classifies every encoded event exactly as classifyLine does",
+    [ThreadEvent],
+    ([event]) => {
+      const line = Result.try(() => encodeLine(event))
+      if (Result.isFailure(line)) return
+      assert.deepStrictEqual(classifyEncodedLine(line.success), classifyLine(line.success))
+    },
+    { arbitrary: { runs: 400 } }
+  )
+
+  it("falls back to the full classifier for escaped types, other heads and lines without an event", () => {
+    const lines = [
+      `{"schema_version":"0.18.0","event":{"type":"turn\\u002estarted"}}`,
+      `{"schema_version":"0.18.0","event":{"type":"a\\"b"}}`,
+      `{"schema_version":"0.17.0","event":{"type":"error","message":"m"}}`,
+      `{"schema_version":"0.18.0"}`,
+      `{"schema_version":"0.18.0","event":{"type":"turn.failed"}}`
+    ]
+    for (const line of lines) assert.deepStrictEqual(classifyEncodedLine(line), classifyLine(line), line)
+    assert.strictEqual(classifyEncodedLine(lines[3] ?? "")._tag, "Skip")
+    assert.strictEqual(classifyEncodedLine(lines[4] ?? "")._tag, "Skip")
+  })
+})
+
+describe("skipReason", () => {
+  it("names the field a rescan rejects, and is undefined for a counted line", () => {
+    assert.strictEqual(skipReason(`{"schema_version":"0.18.0","event":{"type":"error","message":"m"}}`), undefined)
+    assert.match(skipReason(`{"schema_version":"0.18.0"}`) ?? "", /^event:/)
+    assert.match(skipReason(`{"schema_version":"0.18.0","event":{"type":"turn.failed","message":42}}`) ?? "", /message/)
+    assert.match(skipReason(`{"schema_version":"0.18.0","event":{"type":"turn.completed"}}`) ?? "", /usage/)
+  })
+})
+
+describe("exceedsJsonDepth", () => {
+  it("counts array and object nesting outside strings only", () => {
+    const nested = (depth: number) => "[".repeat(depth) + "]".repeat(depth)
+    assert.isFalse(exceedsJsonDepth(nested(3), 3))
+    assert.isTrue(exceedsJsonDepth(nested(4), 3))
+    assert.isFalse(exceedsJsonDepth(`{"a":"[[[[[[[[","b":"\\"[[[[[[[["}`, 3))
+    assert.isTrue(exceedsJsonDepth(`{"a":"\\\\","b":[[[[]]]]}`, 3))
+    assert.isFalse(exceedsJsonDepth(nested(MAX_JSON_DEPTH)))
+    assert.isTrue(exceedsJsonDepth(nested(MAX_JSON_DEPTH + 1)))
+  })
+
+  it("makes a line nested too deep undecodable to the readers while the scan still counts it", () => {
+    const depth = 100_000
+    const line = `{"schema_version":"0.18.0","event":{"type":"vendor.deep","x":${"[".repeat(depth)}${
+      "]".repeat(depth)
+    }}}`
+    const { cls, decoded } = classifyAndDecodeLine(line)
+    assert.strictEqual(cls._tag, "Counted")
+    assert.isTrue(decoded !== undefined && Result.isFailure(decoded))
+    const text = decodeLineText(line)
+    assert.isTrue(Result.isFailure(text))
+    if (Result.isFailure(text)) assert.match(text.failure.message, /nested deeper than 1000 levels/)
+  })
+})
+
+describe("classifyEncodedLine with the expected type", () => {
+  it.prop(
+    "gives what classifyLine gives, whatever type the caller expects",
+    [ThreadEvent, Schema.String],
+    ([event, guess]) => {
+      const line = Result.try(() => encodeLine(event))
+      if (Result.isFailure(line)) return
+      const declared = event.type === "unknown" ? event.original_type : event.type
+      for (const expected of [declared, guess, `${declared}"`, `${declared}\\`]) {
+        assert.deepStrictEqual(classifyEncodedLine(line.success, expected), classifyLine(line.success))
+      }
+    },
+    { arbitrary: { runs: 200 } }
+  )
 })

@@ -96,7 +96,7 @@ export const restoreFleetSession = (
         })
       }
     }
-    yield* fs.ensurePrivateDir(root)
+    yield* fs.ensureSessionsRoot(root)
     const staging = NodePath.join(root, `.restore-${name}.${fs.pid}.${yield* Clock.currentTimeNanos}`)
     const fill = Effect.gen(function*() {
       yield* fs.ensurePrivateDir(staging)

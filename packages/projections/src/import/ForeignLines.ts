@@ -5,6 +5,7 @@
  * two JSON objects written on one line (split, both kept) are handled here, so the mappers only
  * ever see parsed records.
  */
+import { exceedsJsonDepth, MAX_JSON_DEPTH } from "@logbook/domain"
 import { Result } from "effect"
 
 /** What one foreign line holds. */
@@ -22,11 +23,15 @@ export type ForeignLine =
 const strict = new TextDecoder("utf-8", { fatal: true })
 const lenient = new TextDecoder("utf-8")
 
+// Parsing is iterative but the mappers and the import digest recurse: a record nested deeper than
+// MAX_JSON_DEPTH would overflow the stack there, so it is a bad line here.
 const parse = (text: string): Result.Result<unknown, string> =>
-  Result.try({
-    try: (): unknown => JSON.parse(text),
-    catch: (error) => (error instanceof Error ? error.message : String(error))
-  })
+  exceedsJsonDepth(text)
+    ? Result.fail(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`)
+    : Result.try({
+      try: (): unknown => JSON.parse(text),
+      catch: (error) => (error instanceof Error ? error.message : String(error))
+    })
 
 /**
  * Splits text holding several top-level JSON objects or arrays written back to back

@@ -648,7 +648,11 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
       ? emptyReport(candidate.path, "unchanged", "")
       : yield* importSource(options.sessionsDir, candidate.path, options.format).pipe(
         Effect.flatMap((imported) => deriveImportedMemory(options.sessionsDir, imported)),
-        Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message)))
+        Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message))),
+        // A defect (a bug, or a stack a hostile file exhausted) fails this source only.
+        Effect.catchDefect((defect) =>
+          Effect.succeed(emptyReport(candidate.path, "failed", `unexpected error: ${String(defect)}`))
+        )
       )
     if (
       signature !== undefined &&

@@ -5,9 +5,10 @@
  * Facts come out redacted (docs/security.md): a host may have written its view with secrets in it.
  */
 import { readMemoryFactsText, redactSecrets } from "@logbook/domain"
-import { CorruptFile, memoryViewPath, pathsForDir, SessionFs, sessionPaths } from "@logbook/store"
+import { absolutePath, CorruptFile, memoryViewPath, pathsForDir, SessionFs, sessionPaths } from "@logbook/store"
 import { Effect, Option, Result } from "effect"
 import * as NodePath from "node:path"
+import { reportSkipped } from "../session/SkippedSessions.ts"
 
 /** One fact and the session (directory name) it belongs to. */
 export interface FactRecord {
@@ -51,13 +52,15 @@ export interface QueryFactsOptions {
 
 /**
  * Every session's facts (each string `grounded_facts[i].fact`), sessions in directory-name order,
- * facts in array order, at most `limit`. Sessions without a parseable view are skipped; entries
+ * facts in array order, at most `limit`. Sessions without a parseable view are skipped (one whose
+ * view cannot be read — a FIFO or a link planted there, an I/O error — is reported to
+ * `SkippedSessions`); entries
  * that are not real directories, and names starting with `.`, are ignored. A missing root is empty.
  */
 export const queryFacts = Effect.fn("MemoryFacts.queryFacts")(
   function*(sessionsDir: string, limit: number, options: QueryFactsOptions = {}) {
     const fs = yield* SessionFs
-    const root = NodePath.resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     if (Option.isNone(yield* fs.lstat(root))) return []
     const names = options.session === undefined
       ? yield* fs.listDir(root)
@@ -69,8 +72,11 @@ export const queryFacts = Effect.fn("MemoryFacts.queryFacts")(
       const paths = pathsForDir(root, name)
       const info = yield* fs.lstat(paths.dir)
       if (Option.isNone(info) || info.value.type !== "Directory") continue
-      const bytes = yield* fs.readFileNoFollow(memoryViewPath(paths)).pipe(
-        Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
+      const viewPath = memoryViewPath(paths)
+      const bytes = yield* fs.readFileNoFollow(viewPath).pipe(
+        Effect.catch((error) =>
+          Effect.as(reportSkipped({ session: name, path: viewPath, detail: error.message }), Option.none<Uint8Array>())
+        )
       )
       if (Option.isNone(bytes)) continue
       const read = readMemoryFactsText(utf8.decode(bytes.value))

@@ -7,9 +7,8 @@
 import type { Manifest } from "@logbook/domain"
 import { compareInstants, parseRfc3339 } from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
-import { isSessionLive, loadManifestCached, pathsForDir, SessionFs } from "@logbook/store"
+import { absolutePath, loadManifestCached, pathsForDir, SessionFs, sessionLockProbe } from "@logbook/store"
 import { Effect, Option } from "effect"
-import { resolve } from "node:path"
 
 /** One session of a listing. `id` is the directory name: the identity every command accepts. */
 export interface SessionSummary {
@@ -22,10 +21,14 @@ export interface SessionSummary {
   readonly createdAt: string
   readonly updatedAt: string
   readonly inTurn: boolean
-  /** Some process holds `session.lock`. */
+  /** Some process holds `session.lock` (or it cannot be checked: see `lockIsLink`). */
   readonly live: boolean
-  /** `retention-pin.json` is a regular file: retention never removes it. */
+  /** `session.lock` is a symbolic link: no lock at all, never followed (retention treats it as live). */
+  readonly lockIsLink: boolean
+  /** Something sits at `retention-pin.json`: retention never removes the session. */
   readonly pinned: boolean
+  /** The pin is a symbolic link (it pins all the same; never followed). */
+  readonly pinIsLink: boolean
 }
 
 /** A listing: the sessions, and the directory names skipped because their manifest is missing or invalid. */
@@ -59,8 +62,17 @@ export const compareRecency = (a: SessionSummary, b: SessionSummary): number => 
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }
 
-/** The summary of session `id` from its manifest and the two facts a manifest does not hold. */
-export const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolean): SessionSummary => ({
+/**
+ * The summary of session `id` from its manifest and the facts a manifest does not hold (liveness,
+ * the pin, and whether either is a symbolic link, which listings report as such).
+ */
+export const summaryOf = (
+  id: string,
+  m: Manifest,
+  live: boolean,
+  pinned: boolean,
+  links: { readonly lock?: boolean; readonly pin?: boolean } = {}
+): SessionSummary => ({
   id,
   manifestSessionId: m.session_id,
   status: m.status,
@@ -70,7 +82,9 @@ export const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolea
   updatedAt: m.updated_at,
   inTurn: m.in_turn === true,
   live,
-  pinned
+  lockIsLink: links.lock === true,
+  pinned,
+  pinIsLink: links.pin === true
 })
 
 /**
@@ -88,7 +102,7 @@ export const summaryOf = (id: string, m: Manifest, live: boolean, pinned: boolea
 export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
   function*(sessionsDir: string, options: RecentSessionsOptions = {}) {
     const fs = yield* SessionFs
-    const root = resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const rootInfo = yield* fs.lstat(root)
     if (Option.isNone(rootInfo)) return { sessionsDir: root, sessions: [], unreadable: [] } satisfies SessionListing
     const sessions: Array<SessionSummary> = []
@@ -108,9 +122,15 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
         unreadable.push(name)
         continue
       }
-      const live = yield* isSessionLive(paths.dir)
+      const lock = yield* sessionLockProbe(paths.dir)
       const pin = yield* fs.lstat(paths.pin)
-      sessions.push(summaryOf(name, manifest.value, live, Option.isSome(pin) && pin.value.type === "File"))
+      const pinIsLink = Option.isSome(pin) && pin.value.type === "SymbolicLink"
+      sessions.push(
+        summaryOf(name, manifest.value, lock === "held" || lock === "link", Option.isSome(pin), {
+          lock: lock === "link",
+          pin: pinIsLink
+        })
+      )
     }
     sessions.sort(compareRecency)
     const limit = options.limit

@@ -6,6 +6,8 @@
  */
 import type { TurnEntry, TurnTable } from "@logbook/domain"
 import { entryAt, isTableConsistent, isTableValid, turnTableOf } from "@logbook/domain"
+import type { SessionPaths } from "@logbook/store"
+import { SessionFs } from "@logbook/store"
 import { Effect } from "effect"
 import type { InspectOptions, SessionInspection, SessionScan } from "./Inspection.ts"
 import { inspectWithScan } from "./Inspection.ts"
@@ -25,6 +27,7 @@ export type FindingKind =
   | "index-inconsistent"
   | "index-mismatch"
   | "pending-cap-rewrite"
+  | "derived-path"
 
 /** One problem found by `verifySession`, described for a person. */
 export interface Finding {
@@ -163,6 +166,44 @@ export const compareWithScan = (inspection: SessionInspection, scan: SessionScan
 export const verifySession = Effect.fn("Verification.verifySession")(
   function*(sessionsDir: string, sessionId: string, options: Omit<InspectOptions, "forceScan"> = {}) {
     const { inspection, scan } = yield* inspectWithScan(sessionsDir, sessionId, options)
-    return { inspection, scan, findings: compareWithScan(inspection, scan) } satisfies VerifyReport
+    const findings = [...(yield* derivedPathFindings(inspection.paths)), ...compareWithScan(inspection, scan)]
+    return { inspection, scan, findings } satisfies VerifyReport
   }
 )
+
+/**
+ * A `derived-path` finding for every derived path that is not what the store keeps there:
+ * `derived/` or `index/` that is not a directory, or a metadata file that is neither a regular
+ * file nor absent. Such a path never blocks recording: the next open for writing moves it aside (a
+ * link is unlinked, never followed) and rebuilds it. A link at `manifest.json`, which the store
+ * refuses to open through, is reported as `manifest-invalid` instead.
+ */
+const derivedPathFindings = (paths: SessionPaths) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const wanted: ReadonlyArray<readonly [string, string, "Directory" | "File"]> = [
+      [paths.derivedDir, "derived/", "Directory"],
+      [paths.indexDir, "index/", "Directory"],
+      [paths.manifest, "manifest.json", "File"],
+      [paths.turns, "index/turns.json", "File"],
+      [paths.marker, "index/pending-cap-rewrite.json", "File"]
+    ]
+    const infos = yield* fs.lstatMany(wanted.map(([path]) => path)).pipe(
+      Effect.catch(() => Effect.succeed(wanted.map(() => undefined)))
+    )
+    const findings: Array<Finding> = []
+    wanted.forEach(([path, name, kind], i) => {
+      const info = infos[i]
+      // A link at manifest.json is `manifest-invalid` (the store refuses to open through it).
+      if (info === undefined || info.type === kind || (name === "manifest.json" && info.type === "SymbolicLink")) return
+      const repair = `the next open for writing ${
+        info.type === "SymbolicLink" ? "unlinks it" : "moves it aside"
+      } and rebuilds it`
+      findings.push({
+        kind: "derived-path",
+        message: `${name} is a ${info.type === "SymbolicLink" ? "symbolic link" : info.type.toLowerCase()}, ` +
+          `not a ${kind === "File" ? "regular file" : "directory"} (${path}); ${repair}`
+      })
+    })
+    return findings
+  })

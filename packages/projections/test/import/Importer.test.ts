@@ -381,6 +381,29 @@ describe("Importer on Gemini CLI sessions", () => {
       }))
   }
 
+  it.effect("a JSON session nested 100 000 levels deep fails as its own source; the sources after it still import", () =>
+    Effect.gen(function*() {
+      const file = filesIn("gemini-cli").find((f) => f.endsWith(".json")) ?? ""
+      const session = JSON.parse(fs.readFileSync(file, "utf8"))
+      const src = yield* tempDir("import-src")
+      const depth = 100_000
+      const deep = "[".repeat(depth) + "]".repeat(depth)
+      const hostile = JSON.stringify({ ...session, sessionId: "hostile", messages: [] }).replace(
+        "\"messages\":[]",
+        `"messages":[{"id":"m","type":"user","content":${deep}}]`
+      )
+      fs.writeFileSync(path.join(src, "a-hostile.json"), hostile)
+      fs.writeFileSync(path.join(src, "b-good.json"), JSON.stringify(session))
+      for (const format of ["gemini", "auto"] as const) {
+        const sessions = yield* tempDir("import")
+        const report = yield* run(sessions, format, [src])
+        const byName = new Map(report.sources.map((r) => [path.basename(r.path), r]))
+        assert.notInclude(["created", "updated"], byName.get("a-hostile.json")?.status, format)
+        assert.strictEqual(byName.get("b-good.json")?.status, "created", `${format}: ${JSON.stringify(report.sources)}`)
+        assert.strictEqual(report.sessions_created, 1)
+      }
+    }))
+
   it.effect("a JSON session that gained messages imports only them; one whose old messages changed is refused", () =>
     Effect.gen(function*() {
       const file = filesIn("gemini-cli").find((f) => f.endsWith(".json")) ?? ""

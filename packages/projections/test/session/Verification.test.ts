@@ -57,6 +57,38 @@ const record = (
 const kinds = (findings: ReadonlyArray<{ readonly kind: string }>) => findings.map((f) => f.kind)
 
 describe("Verify", () => {
+  it.effect("derived/ or index/ that is not a directory, and a non-file metadata path, are findings", () =>
+    Effect.gen(function*() {
+      const { outside, root } = yield* testRoot()
+      const cases: ReadonlyArray<readonly [string, (p: ReturnType<typeof pathsOf>) => void, RegExp]> = [
+        ["derived-file", (p) => {
+          fs.rmSync(p.derivedDir, { recursive: true })
+          fs.writeFileSync(p.derivedDir, "x")
+        }, /^derived\/ is a file, not a directory/],
+        ["derived-link", (p) => {
+          fs.rmSync(p.derivedDir, { recursive: true })
+          fs.symlinkSync(outside, p.derivedDir)
+        }, /^derived\/ is a symbolic link, not a directory.*unlinks it/],
+        ["manifest-dir", (p) => {
+          fs.rmSync(p.manifest)
+          fs.mkdirSync(p.manifest)
+        }, /^manifest\.json is a directory, not a regular file.*moves it aside/],
+        [
+          "marker-link",
+          (p) => fs.symlinkSync(outside, p.marker),
+          /^index\/pending-cap-rewrite\.json is a symbolic link/
+        ]
+      ]
+      for (const [id, plant, message] of cases) {
+        yield* record(root, id, turn("a"))
+        plant(pathsOf(root, id))
+        const report = yield* verifySession(root, id)
+        const derived = report.findings.filter((f) => f.kind === "derived-path")
+        assert.strictEqual(derived.length, 1, `${id}: ${JSON.stringify(report.findings)}`)
+        assert.match(derived[0]?.message ?? "", message, id)
+      }
+    }).pipe(Effect.provide(nodeLayer())))
+
   it.effect("a session written by EventLog verifies clean and its stored metadata is used as is", () =>
     Effect.gen(function*() {
       const { root } = yield* testRoot()

@@ -3,7 +3,7 @@
  * the sessions root is for this invocation: `--sessions-dir`, else `LOGBOOK_SESSIONS_DIR`, else
  * `<workspace>/.logbook/sessions` with the workspace defaulting to the current directory.
  */
-import { defaultSessionsDir } from "@logbook/store"
+import { absolutePath, defaultSessionsDir } from "@logbook/store"
 import { Config, Context, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
@@ -55,9 +55,9 @@ export const location = Effect.gen(function*() {
   const workspace = resolve(Option.getOrElse(root.workspace, () => "."))
   const fromEnv = Option.filter(env, (dir) => dir.length > 0)
   const sessionsDir = Option.isSome(root.sessionsDir)
-    ? resolve(root.sessionsDir.value)
+    ? absolutePath(root.sessionsDir.value)
     : Option.isSome(fromEnv)
-    ? resolve(fromEnv.value)
+    ? absolutePath(fromEnv.value)
     : defaultSessionsDir(workspace)
   const flags = [
     ...(Option.isSome(root.workspace) ? ["--workspace", root.workspace.value] : []),

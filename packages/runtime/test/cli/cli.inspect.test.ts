@@ -285,6 +285,58 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual(rows.slice(1).map((r) => r.split(/\s+/u)[0]), ["new", "mid", "old"])
     }))
 
+  it.effect("a stored line nested 100 000 levels deep is a skipped line to events and turn, not a crash", () =>
+    Effect.gen(function*() {
+      const ws = yield* workspace
+      const made = yield* runHere(["--workspace", ws, "demo", "--session", "deep", "--turns", "1"], { cwd: ws })
+      assert.strictEqual(made.code, 0, made.stderr)
+      const log = path.join(sessionsOf(ws), "deep", "events.jsonl")
+      const lines = fs.readFileSync(log, "utf8").split("\n")
+      const depth = 100_000
+      const deep = `{"schema_version":"0.18.0","event":{"type":"vendor.deep","x":${"[".repeat(depth)}${
+        "]".repeat(depth)
+      }}}`
+      lines.splice(2, 0, deep)
+      fs.writeFileSync(log, lines.join("\n"))
+      const [events, turn] = yield* Effect.all([
+        runHere(["events", "deep"], { cwd: ws }),
+        runHere(["turn", "deep", "1"], { cwd: ws })
+      ], { concurrency: 2 })
+      for (const r of [events, turn]) {
+        assert.strictEqual(r.code, 0, r.stderr.slice(0, 2000))
+        assert.include(r.stderr, "nested at most 1000 levels deep")
+        assert.notInclude(r.stderr, "Maximum call stack")
+      }
+      assert.include(events.stdout, "\"type\":\"turn.completed\"")
+    }))
+
+  it.effect("sessions and show report a symlinked pin as a pin and a symlinked lock as a link, not a live process", () =>
+    Effect.gen(function*() {
+      const ws = yield* workspace
+      plantSession(ws, "pinlink", { updated_at: "2026-06-01T00:00:00Z" })
+      plantSession(ws, "locklink", { updated_at: "2026-05-01T00:00:00Z" })
+      fs.writeFileSync(path.join(ws, "target"), "")
+      fs.symlinkSync(path.join(ws, "target"), path.join(sessionsOf(ws), "pinlink", "retention-pin.json"))
+      fs.symlinkSync(path.join(ws, "target"), path.join(sessionsOf(ws), "locklink", "session.lock"))
+      const [list, pinShow, lockShow, lockJson] = yield* Effect.all([
+        runHere(["sessions"], { cwd: ws }),
+        runHere(["show", "pinlink"], { cwd: ws }),
+        runHere(["show", "locklink"], { cwd: ws }),
+        runHere(["show", "locklink", "--json"], { cwd: ws })
+      ], { concurrency: 2 })
+      const rows = new Map(
+        list.stdout.trimEnd().split("\n").slice(1).map((r) => {
+          const cells = r.split(/\s+/u)
+          return [cells[0], cells.slice(-2)] as const
+        })
+      )
+      assert.deepStrictEqual(rows.get("pinlink"), ["free", "link"])
+      assert.deepStrictEqual(rows.get("locklink"), ["link", "-"])
+      assert.include(pinShow.stdout, "Pinned        yes: retention-pin.json is a symbolic link")
+      assert.include(lockShow.stdout, "Lock          link: session.lock is a symbolic link, not a lock")
+      assert.strictEqual(JSON.parse(lockJson.stdout).lock, "link")
+    }))
+
   it.effect("the store is found through --sessions-dir, LOGBOOK_SESSIONS_DIR or --workspace, and reading creates nothing", () =>
     Effect.gen(function*() {
       assertBuilt()

@@ -75,8 +75,12 @@ export type LockResult =
   | { readonly _tag: "HeldElsewhere" }
   | { readonly _tag: "Unavailable"; readonly reason: string }
 
-/** Outcome of probing a lock without taking it (docs/log.md#liveness-lock): the file is absent, held, or free. */
-export type LockProbe = "absent" | "held" | "free"
+/**
+ * Outcome of probing a lock without taking it (docs/log.md#liveness-lock): the file is absent, held,
+ * or free — or `link`: a symbolic link sits at the lock's name, which is never opened, so it is no
+ * lock at all and whether a process has the session open cannot be told.
+ */
+export type LockProbe = "absent" | "held" | "free" | "link"
 
 /** Options of `SessionFs.stream`: byte range `[start, end)` (default whole file) and chunk size. */
 export interface StreamOptions {
@@ -93,6 +97,13 @@ export interface SessionFsApi {
    * components `0700`; always forces `0700` on the final directory.
    */
   readonly ensurePrivateDir: (path: string) => Effect.Effect<void, CreateDirError>
+  /**
+   * The sessions root's ensure: the safe walk of `ensurePrivateDir`, but only a root the walk creates
+   * is made `0700`; an existing root is the user's and keeps its mode (a shared `1777` directory
+   * stays shared). An existing root this process cannot create entries in (no write or search
+   * permission, `access(2)`) is refused with a message saying so, instead of failing later below it.
+   */
+  readonly ensureSessionsRoot: (path: string) => Effect.Effect<void, CreateDirError>
   /** Opens (creating if missing) for append: `O_APPEND|O_NOFOLLOW`, `0600`, then `fchmod 0600`. */
   readonly openAppend: (path: string) => Effect.Effect<AppendFile, StoreIoError>
   /** Reads exactly bytes `[start, end)` of a regular file (`O_NOFOLLOW`); a short read fails `UNEXPECTED_EOF`. */
@@ -169,8 +180,9 @@ export interface SessionFsApi {
    */
   readonly tryLock: (path: string) => Effect.Effect<LockResult>
   /**
-   * Probes a lock without creating the file: missing → `absent`; other open errors → `held`
-   * (fail safe); would block → `held`; granted → released at once, `free`; other lock errors → `free`.
+   * Probes a lock without creating the file: missing → `absent`; a symbolic link → `link` (never
+   * followed); other open errors → `held` (fail safe); would block → `held`; granted → released at
+   * once, `free`; other lock errors → `free`.
    */
   readonly probeLock: (path: string) => Effect.Effect<LockProbe>
   /** Canonical absolute path (all links resolved). */

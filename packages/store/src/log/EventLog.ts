@@ -5,8 +5,9 @@
  * decides when things happen; what the log means is domain's (`Lifecycle`, `LogScan`,
  * `TurnIndex`) and every change to the shared state is a transition of `internal/sessionState`.
  */
-import type { CapBudgets, Manifest, ThreadEvent, TurnEntry } from "@logbook/domain"
+import type { CapBudgets, LifecycleKind, Manifest, ThreadEvent, TurnEntry } from "@logbook/domain"
 import {
+  classifyEncodedLine,
   decodeEvent,
   decodeLineText,
   DEFAULT_EVICTION_LOW_WATER,
@@ -15,9 +16,10 @@ import {
   encodeLine,
   eventTimestamp,
   formatRfc3339,
-  lifecycleKindOf,
+  isKnownEventType,
   locateTurn,
-  scanLineText
+  scanLineText,
+  skipReason
 } from "@logbook/domain"
 import { Clock, Duration, Effect, Option, Result, Schedule, Stream } from "effect"
 import type { Scope } from "effect"
@@ -142,17 +144,64 @@ export interface SessionLog {
 const lockStateOf = (s: SessionState): LockState =>
   s.lock._tag === "Acquired" ? "exclusive" : s.lock._tag === "HeldElsewhere" ? "held-elsewhere" : "unavailable"
 
-const serialise = (event: ThreadEvent): Result.Result<string, InvalidEvent> =>
-  Result.try({
-    // Without the newline: the buffer appends it, which spares a concatenated copy of every line.
-    try: () => encodeLine(event),
-    catch: (cause) =>
-      new InvalidEvent({
-        operation: "append",
-        // The encoder's own refusal (a count it cannot write exactly) names the field.
-        detail: cause instanceof RangeError ? cause.message : `cannot serialise event: ${String(cause)}`
-      })
-  })
+/**
+ * One typed event as the log will hold it: its line (without the newline: the buffer appends it,
+ * which spares a concatenated copy of every line), the lifecycle kind the scan's classifier gives
+ * that line, and for a `turn.started` the timestamp the scan reads from it.
+ */
+interface Recordable {
+  readonly line: string
+  readonly kind: LifecycleKind
+  readonly recordedTs: string | undefined
+}
+
+const invalid = (detail: string): InvalidEvent => new InvalidEvent({ operation: "append", detail })
+
+/**
+ * Why the encoder threw on `event`: when the value is not a valid event (a host's cast), the
+ * decoder's message naming the field; else the encoder's own refusal (a count it cannot write exactly).
+ */
+const encodeFailure = (event: ThreadEvent, cause: unknown): string => {
+  const decoded = decodeEvent(event)
+  if (Result.isFailure(decoded)) return `cannot serialise event: ${decoded.failure.message}`
+  return cause instanceof RangeError ? cause.message : `cannot serialise event: ${String(cause)}`
+}
+
+/**
+ * Serialises a typed event and decides what it records by classifying the encoded line with the
+ * scan's own classifier (docs/log.md#classification), so memory and a rescan can never disagree:
+ * a line the scan would skip, or would read as another type than the event declares, is refused
+ * with `InvalidEvent` naming the field. A host's cast can reach here with any shape.
+ *
+ * **Gotchas**: on the hot path. An ordinary event costs one `JSON.stringify` and a prefix check
+ * (`classifyEncodedLine`); only lifecycle lines (two per turn) are parsed and decoded again.
+ */
+const serialise = (event: ThreadEvent): Result.Result<Recordable, InvalidEvent> => {
+  const declared: unknown = event.type === "unknown" ? event.original_type : event.type
+  if (typeof declared !== "string" || (event.type !== "unknown" && !isKnownEventType(declared))) {
+    return Result.fail(invalid(
+      `type: ${String(JSON.stringify(declared))} is not an event type of the contract ` +
+        `(an event of another type is { type: "unknown", original_type, fields }, or goes through appendUnknown)`
+    ))
+  }
+  if (event.type === "unknown" && isKnownEventType(declared)) {
+    return Result.fail(invalid(
+      `original_type: "${declared}" is a contract type, which the log reads as that event, never as unknown`
+    ))
+  }
+  const encoded = Result.try({ try: () => encodeLine(event), catch: (cause) => encodeFailure(event, cause) })
+  if (Result.isFailure(encoded)) return Result.fail(invalid(encoded.failure))
+  const line = encoded.success
+  const cls = classifyEncodedLine(line, declared)
+  if (cls._tag === "Skip") {
+    return Result.fail(invalid(`a rescan would skip this line: ${skipReason(line) ?? "it is not an event"}`))
+  }
+  if (cls.type !== declared) {
+    return Result.fail(invalid(`type: the line would read as "${cls.type}", not "${declared}"`))
+  }
+  const recordedTs = cls.envelope === undefined ? undefined : eventTimestamp(cls.envelope.event)
+  return Result.succeed({ line, kind: cls.lifecycle, recordedTs })
+}
 
 /** Builds the handle operations over a shared state. */
 const makeSessionLog = (
@@ -176,11 +225,11 @@ const makeSessionLog = (
     nowMs: number
   ): Effect.Effect<void, AppendError> | undefined => {
     if (s.broken !== undefined || s.file === undefined) return Effect.asVoid(usableFile(s, "append"))
-    const line = serialise(event)
-    if (Result.isFailure(line)) return Effect.fail(line.failure)
-    const kind = lifecycleKindOf(event.type)
-    const ts = kind === "turn_started" ? (eventTimestamp(event) ?? formatRfc3339(nowMs)) : ""
-    const boundary = appendRecorded(s, line.success, kind, nowMs, ts)
+    const serialised = serialise(event)
+    if (Result.isFailure(serialised)) return Effect.fail(serialised.failure)
+    const { kind, line, recordedTs } = serialised.success
+    const ts = kind === "turn_started" ? (recordedTs ?? formatRfc3339(nowMs)) : ""
+    const boundary = appendRecorded(s, line, kind, nowMs, ts)
     let io: Effect.Effect<void, AppendError> | undefined
     if (boundary && barrierAtTurnBoundary) {
       io = persistMeta(s)
@@ -220,8 +269,7 @@ const makeSessionLog = (
    * owed. `boundary` carries a boundary recorded by an earlier part of the batch.
    */
   const appendBatchFrom = (
-    events: ReadonlyArray<ThreadEvent>,
-    lines: ReadonlyArray<string>,
+    lines: ReadonlyArray<Recordable>,
     from: number,
     nowMs: number,
     boundaryBefore: boolean
@@ -232,12 +280,10 @@ const makeSessionLog = (
     let full = false
     let i = from
     while (i < lines.length && !capped && !full) {
-      const event = events[i]
       const line = lines[i]
-      if (event === undefined || line === undefined) break
-      const kind = lifecycleKindOf(event.type)
-      const ts = kind === "turn_started" ? (eventTimestamp(event) ?? formatRfc3339(nowMs)) : ""
-      if (appendRecorded(s, line, kind, nowMs, ts) && barrierAtTurnBoundary) boundary = true
+      if (line === undefined) break
+      const ts = line.kind === "turn_started" ? (line.recordedTs ?? formatRfc3339(nowMs)) : ""
+      if (appendRecorded(s, line.line, line.kind, nowMs, ts) && barrierAtTurnBoundary) boundary = true
       capped = overBudget(s, budgets)
       full = s.buffer.length() >= MAX_WRITE_BUFFER_BYTES
       i++
@@ -254,14 +300,14 @@ const makeSessionLog = (
     if (done) return io
     const next = i
     const pending = boundary && !capped
-    const rest = Effect.suspend(() => appendBatchFrom(events, lines, next, nowMs, pending) ?? Effect.void)
+    const rest = Effect.suspend(() => appendBatchFrom(lines, next, nowMs, pending) ?? Effect.void)
     return io === undefined ? rest : Effect.andThen(io, rest)
   }
 
   const appendAll = (events: ReadonlyArray<ThreadEvent>): Effect.Effect<void, AppendError> => {
     if (events.length === 0) return Effect.void
     // Serialise the whole batch first: an invalid event fails it before anything is recorded.
-    const lines: Array<string> = []
+    const lines: Array<Recordable> = []
     for (const event of events) {
       const line = serialise(event)
       if (Result.isFailure(line)) {
@@ -271,7 +317,7 @@ const makeSessionLog = (
       lines.push(line.success)
     }
     const step = Effect.clockWith((clock) => {
-      const io = appendBatchFrom(events, lines, 0, clock.currentTimeMillisUnsafe(), false)
+      const io = appendBatchFrom(lines, 0, clock.currentTimeMillisUnsafe(), false)
       return io === undefined ? Effect.void : Effect.uninterruptible(io)
     })
     return s.pendingIndex === undefined

@@ -4,13 +4,13 @@
  * hostile manifest cannot steer a write or a deletion outside the root.
  */
 import { sessionDirName } from "@logbook/domain"
-import * as NodePath from "node:path"
+import { absolutePath, childPath } from "../fs/StorePath.ts"
 
 /** Default sessions root below a workspace: `<workspace>/.logbook/sessions`. */
-export const defaultSessionsDir = (workspace: string): string => NodePath.join(workspace, ".logbook", "sessions")
+export const defaultSessionsDir = (workspace: string): string => childPath(workspace, ".logbook", "sessions")
 
 /** The VT Code store location below a workspace, readable and writable with the same code. */
-export const vtcodeSessionsDir = (workspace: string): string => NodePath.join(workspace, ".vtcode", "sessions")
+export const vtcodeSessionsDir = (workspace: string): string => childPath(workspace, ".vtcode", "sessions")
 
 /** All paths of one session directory. */
 export interface SessionPaths {
@@ -30,21 +30,22 @@ export interface SessionPaths {
 
 /** Paths for the session directory `dirName` (already sanitised) directly below `sessionsDir`. */
 export const pathsForDir = (sessionsDir: string, dirName: string): SessionPaths => {
-  const root = NodePath.resolve(sessionsDir)
-  const dir = NodePath.join(root, dirName)
-  const indexDir = NodePath.join(dir, "index")
-  const derivedDir = NodePath.join(dir, "derived")
+  // Not normalised when the root has a `..` component: the file-system seam then refuses every path.
+  const root = absolutePath(sessionsDir)
+  const dir = childPath(root, dirName)
+  const indexDir = childPath(dir, "index")
+  const derivedDir = childPath(dir, "derived")
   return {
     sessionsDir: root,
     dir,
-    events: NodePath.join(dir, "events.jsonl"),
-    manifest: NodePath.join(dir, "manifest.json"),
-    lock: NodePath.join(dir, "session.lock"),
-    pin: NodePath.join(dir, "retention-pin.json"),
+    events: childPath(dir, "events.jsonl"),
+    manifest: childPath(dir, "manifest.json"),
+    lock: childPath(dir, "session.lock"),
+    pin: childPath(dir, "retention-pin.json"),
     indexDir,
-    turns: NodePath.join(indexDir, "turns.json"),
-    marker: NodePath.join(indexDir, "pending-cap-rewrite.json"),
-    turnsSidecar: NodePath.join(indexDir, "turns.bin"),
+    turns: childPath(indexDir, "turns.json"),
+    marker: childPath(indexDir, "pending-cap-rewrite.json"),
+    turnsSidecar: childPath(indexDir, "turns.bin"),
     derivedDir
   }
 }

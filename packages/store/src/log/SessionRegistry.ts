@@ -50,7 +50,7 @@ export class SessionRegistry extends Context.Service<SessionRegistry, {
       const fs = yield* SessionFs
       const map = yield* RcMap.make({ lookup: (key: OpenKey) => openSessionState(fs, key.request) })
       const acquire = Effect.fn("SessionRegistry.acquire")(function*(request: OpenRequest) {
-        yield* fs.ensurePrivateDir(request.paths.sessionsDir)
+        yield* fs.ensureSessionsRoot(request.paths.sessionsDir)
         const root = yield* fs.realPath(request.paths.sessionsDir)
         const key = `${root}/${request.paths.dir.slice(request.paths.sessionsDir.length + 1)}`
         return yield* RcMap.get(map, new OpenKey(key, request))

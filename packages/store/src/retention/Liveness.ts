@@ -10,14 +10,23 @@ import { SessionFs } from "../fs/SessionFs.ts"
 export const SESSION_LOCK_FILE = "session.lock"
 
 /**
+ * What the session's `session.lock` says (`SessionFs.probeLock`): `absent`, `held`, `free`, or `link`
+ * when a symbolic link sits there (no lock; listings report it as such, not as a live process).
+ */
+export const sessionLockProbe = Effect.fn("Liveness.sessionLockProbe")(function*(sessionDir: string) {
+  const fs = yield* SessionFs
+  return yield* fs.probeLock(join(sessionDir, SESSION_LOCK_FILE))
+})
+
+/**
  * `true` when some open file description — in another process or in this one — holds the
- * session's lock, or when the lock file exists but cannot be opened (fail safe); `false` when the
- * lock file is missing or the lock could be taken (it is released at once).
+ * session's lock, or when the lock file exists but cannot be opened or is a symbolic link (fail
+ * safe: retention never removes what it cannot check); `false` when the lock file is missing or the
+ * lock could be taken (it is released at once).
  *
  * **Gotchas**: the answer is a snapshot; a process may take or drop the lock right after.
  */
 export const isSessionLive = Effect.fn("Liveness.isSessionLive")(function*(sessionDir: string) {
-  const fs = yield* SessionFs
-  const probe = yield* fs.probeLock(join(sessionDir, SESSION_LOCK_FILE))
-  return probe === "held"
+  const probe = yield* sessionLockProbe(sessionDir)
+  return probe === "held" || probe === "link"
 })

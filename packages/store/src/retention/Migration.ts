@@ -153,7 +153,7 @@ export const migrateLegacy = Effect.fn("Migration.migrateLegacy")(
     const created: Array<MigratedSession> = []
     const skipped: Array<SkippedLegacy> = []
     const taken = new Set<string>()
-    if (!dryRun) yield* fs.ensurePrivateDir(root)
+    if (!dryRun) yield* fs.ensureSessionsRoot(root)
     const nowMs = yield* Clock.currentTimeMillis
     for (const [folder, kind, target] of FOLDERS) {
       const listed = yield* planFolder(fs, NodePath.resolve(legacyDir), folder, kind, target)

@@ -25,11 +25,12 @@ import {
   sessionDirName
 } from "@logbook/domain"
 import { Clock, Context, Effect, Layer, Option, Ref } from "effect"
-import { basename, dirname, join, resolve } from "node:path"
+import { basename, dirname, join } from "node:path"
 import { SessionFs } from "../fs/SessionFs.ts"
 import type { SessionFsApi } from "../fs/SessionFs.ts"
 import { StoreIoError } from "../fs/StoreError.ts"
 import type { StoreError } from "../fs/StoreError.ts"
+import { absolutePath } from "../fs/StorePath.ts"
 import { evictCachedManifest } from "../log/internal/manifestLru.ts"
 import { loadManifest } from "../log/MetaStore.ts"
 import { pathsForDir } from "../log/SessionPaths.ts"
@@ -92,9 +93,9 @@ export interface RetentionApi {
    * session is not a real directory below the root (it is never created).
    */
   readonly pin: (sessionsDir: string, sessionId: string, reason: string) => Effect.Effect<void, StoreIoError>
-  /** Removes a regular pin file: `true` when one was removed, `false` when there was none. */
+  /** Removes a regular pin file or a link at its name (never the link's target): `true` when one was removed. */
   readonly unpin: (sessionsDir: string, sessionId: string) => Effect.Effect<boolean, StoreIoError>
-  /** Whether the session is a real directory whose `retention-pin.json` is a regular file. */
+  /** Whether the session is a real directory with anything at `retention-pin.json` (a link there pins too). */
   readonly isPinned: (sessionsDir: string, sessionId: string) => Effect.Effect<boolean, StoreIoError>
   /** Directory names of the pinned sessions, sorted (docs/differences.md); a missing root gives `[]`. */
   readonly pinnedSessions: (sessionsDir: string) => Effect.Effect<ReadonlyArray<string>, StoreIoError>
@@ -153,10 +154,14 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   const entryType = (path: string) =>
     Effect.map(fs.lstat(path), Option.match({ onNone: () => "missing", onSome: (info) => info.type }))
 
-  /** Pinned = the pin is a regular file; an error while checking counts as pinned (fail safe). */
+  /**
+   * Pinned = anything sits at the pin's name (the reference treats the pin's presence as pinned): a
+   * symbolic link or a directory there pins too, and is never followed. An error while checking
+   * counts as pinned (fail safe).
+   */
   const pinnedDir = (dir: string) =>
     fs.lstat(join(dir, RETENTION_PIN_FILE)).pipe(
-      Effect.map((info) => Option.isSome(info) && info.value.type === "File"),
+      Effect.map(Option.isSome),
       Effect.catch(() => Effect.succeed(true))
     )
 
@@ -183,14 +188,14 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
     Ref.getAndUpdate(removals, (n) => n + 1).pipe(Effect.flatMap((seq) => removeSessionDir(fs, root, name, seq)))
 
   /** The root's type, or "missing"; a symlinked root counts as not a directory. */
-  const rootType = (sessionsDir: string) => entryType(resolve(sessionsDir))
+  const rootType = (sessionsDir: string) => entryType(absolutePath(sessionsDir))
 
   const markAbandoned = Effect.fn("Retention.markAbandoned")(
     function*(sessionsDir: string, maxAgeDays: number, options: RetentionOptions = {}) {
       const marked: Array<string> = []
       const cutoff = ageCutoffSeconds(maxAgeDays, yield* Clock.currentTimeMillis)
       if (cutoff === undefined) return marked
-      const root = resolve(sessionsDir)
+      const root = absolutePath(sessionsDir)
       const names = yield* fs.listDir(root).pipe(Effect.catch(() => Effect.succeed<ReadonlyArray<string>>([])))
       const preserved = options.preserve === undefined ? undefined : sessionDirName(options.preserve)
       for (const name of names) {
@@ -218,7 +223,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
 
   const apply = Effect.fn("Retention.apply")(
     function*(sessionsDir: string, policy: RetentionPolicy = DEFAULT_RETENTION_POLICY, options: RetentionOptions = {}) {
-      const root = resolve(sessionsDir)
+      const root = absolutePath(sessionsDir)
       if ((yield* rootType(root)) !== "Directory") return { marked: [], removed: [] }
       yield* emptyTrash(fs, root)
       const marked = yield* markAbandoned(root, policy.maxAgeDays, options)
@@ -245,7 +250,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   /** The session's directory below the root and what `lstat` says it is. */
   const resolveSession = (sessionsDir: string, sessionId: string) =>
     Effect.gen(function*() {
-      const root = resolve(sessionsDir)
+      const root = absolutePath(sessionsDir)
       const name = sessionDirName(sessionId)
       const paths = pathsForDir(root, name)
       return { root, name, paths, type: yield* entryType(paths.dir) }
@@ -261,24 +266,26 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   const unpin = Effect.fn("Retention.unpin")(function*(sessionsDir: string, sessionId: string) {
     const s = yield* resolveSession(sessionsDir, sessionId)
     if (s.type !== "Directory") return false
-    if ((yield* entryType(s.paths.pin)) !== "File") return false
+    // A link at the pin's name is unlinked (never its target); a directory there is left alone.
+    const type = yield* entryType(s.paths.pin)
+    if (type !== "File" && type !== "SymbolicLink") return false
     return yield* fs.removeFile(s.paths.pin)
   })
 
   const isPinned = Effect.fn("Retention.isPinned")(function*(sessionsDir: string, sessionId: string) {
     const s = yield* resolveSession(sessionsDir, sessionId)
-    return s.type === "Directory" && (yield* entryType(s.paths.pin)) === "File"
+    return s.type === "Directory" && (yield* entryType(s.paths.pin)) !== "missing"
   })
 
   const pinnedSessions = Effect.fn("Retention.pinnedSessions")(function*(sessionsDir: string) {
-    const root = resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     if ((yield* rootType(root)) !== "Directory") return []
     const pinned: Array<string> = []
     for (const name of yield* fs.listDir(root)) {
       if (!isSessionEntryName(name)) continue
       const paths = pathsForDir(root, name)
       if ((yield* entryType(paths.dir)) !== "Directory") continue
-      if ((yield* entryType(paths.pin)) === "File") pinned.push(name)
+      if ((yield* entryType(paths.pin)) !== "missing") pinned.push(name)
     }
     return pinned.sort()
   })
@@ -296,7 +303,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
   const regularBytes = (dir: string) => Effect.map(regularFileUsage(fs, dir), (usage) => usage.bytes)
 
   const gcLegacy = Effect.fn("Retention.gcLegacy")(function*(sessionsDir: string) {
-    const root = resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const base = dirname(root)
     if (basename(root) !== "sessions" || !STORE_DIRS.includes(basename(base))) {
       return yield* new StoreIoError({

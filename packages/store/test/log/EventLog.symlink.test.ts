@@ -3,7 +3,10 @@
  * `index/` and `derived/`, `events.jsonl`, `manifest.json`, `index/turns.json` and
  * `session.lock`, before open and while a session is open. Nothing outside the root may be
  * read into the session, written or created; refusals are typed errors and leave neither a
- * held lock nor a poisoned registry entry behind.
+ * held lock nor a poisoned registry entry behind. Derived paths never block recording (issue 33,
+ * item 12): a link or a file at `index/` or `derived/`, a directory at `manifest.json` or
+ * `index/turns.json`, a link at the cap marker are displaced and rebuilt by the open. A sessions
+ * root with a `..` component is refused, not normalised (item 3).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -55,8 +58,6 @@ describe("EventLog and planted symlinks", () => {
     readonly [string, (p: SessionPaths, outside: string) => void, "CreateDirError" | "StoreIoError"]
   > = [
     ["the session directory", (p, o) => relink(p.dir, path.join(o, "dir")), "CreateDirError"],
-    ["index/", (p, o) => relink(p.indexDir, path.join(o, "dir")), "CreateDirError"],
-    ["derived/", (p, o) => relink(p.derivedDir, path.join(o, "dir")), "CreateDirError"],
     ["events.jsonl", (p, o) => relink(p.events, path.join(o, "events.jsonl")), "StoreIoError"],
     ["manifest.json", (p, o) => relink(p.manifest, path.join(o, "manifest.json")), "StoreIoError"],
     ["a dangling manifest.json", (p, o) => relink(p.manifest, path.join(o, "missing.json")), "StoreIoError"],
@@ -91,6 +92,53 @@ describe("EventLog and planted symlinks", () => {
           yield* appendAll(log, turn("fresh"))
         }))
         assertDiskConsistent(paths)
+      }).pipe(Effect.provide(nodeLayer())))
+  }
+
+  const displaced: ReadonlyArray<readonly [string, (p: SessionPaths, outside: string) => void]> = [
+    ["a link at index/", (p, o) => relink(p.indexDir, path.join(o, "dir"))],
+    ["a link at derived/", (p, o) => relink(p.derivedDir, path.join(o, "dir"))],
+    ["a regular file at index/", (p) => {
+      fs.rmSync(p.indexDir, { recursive: true })
+      fs.writeFileSync(p.indexDir, "not a directory")
+    }],
+    ["a regular file at derived/", (p) => {
+      fs.rmSync(p.derivedDir, { recursive: true })
+      fs.writeFileSync(p.derivedDir, "not a directory")
+    }],
+    ["a directory at manifest.json", (p) => {
+      fs.rmSync(p.manifest)
+      fs.mkdirSync(p.manifest)
+    }],
+    ["a directory at index/turns.json", (p) => {
+      fs.rmSync(p.turns)
+      fs.mkdirSync(p.turns)
+    }],
+    ["a link at index/pending-cap-rewrite.json", (p, o) => fs.symlinkSync(path.join(o, "manifest.json"), p.marker)]
+  ]
+  for (const [where, plant] of displaced) {
+    it.effect(`${where} is displaced and rebuilt on open, and recording goes on`, () =>
+      Effect.gen(function*() {
+        const { root, outside } = yield* testRoot
+        const paths = pathsOf(root, "s")
+        yield* seed(root, "s")
+        plantDecoys(outside)
+        plant(paths, outside)
+        const before = tree(outside)
+        yield* Effect.scoped(Effect.gen(function*() {
+          const log = yield* openLog(root, "s")
+          yield* appendAll(log, turn("after"))
+        }))
+        assert.deepStrictEqual(tree(outside), before, "nothing outside the root changed")
+        for (const dir of [paths.indexDir, paths.derivedDir]) assert.isTrue(fs.lstatSync(dir).isDirectory(), dir)
+        assert.isTrue(fs.lstatSync(paths.manifest).isFile())
+        assert.isFalse(fs.existsSync(paths.marker))
+        const disk = assertDiskConsistent(paths)
+        assert.strictEqual(disk.state.turnCount, 2, "both turns are in the log and its metadata")
+        // What was displaced (not a link) is kept beside, never deleted.
+        const kept = fs.readdirSync(path.dirname(paths.turns)).concat(fs.readdirSync(paths.dir))
+          .filter((name) => name.includes(".displaced-"))
+        assert.strictEqual(kept.length, where.startsWith("a link") ? 0 : 1, kept.join(", "))
       }).pipe(Effect.provide(nodeLayer())))
   }
 
@@ -166,5 +214,28 @@ describe("EventLog and planted symlinks", () => {
       assert.deepStrictEqual(tree(outside), before, "the outside log was not written")
       const error = yield* Effect.flip(log.reconstructTurn(2))
       assert.strictEqual(error._tag, "StoreIoError", "reads refuse the link")
+    }).pipe(Effect.provide(nodeLayer())))
+})
+
+describe("EventLog and a sessions root with a '..' component", () => {
+  it.effect("a root spelled <ws>/a/../b is refused, not normalised to <ws>/b", () =>
+    Effect.gen(function*() {
+      const { base } = yield* testRoot
+      const root = `${base}/a/../b`
+      const error = yield* Effect.flip(Effect.scoped(openLog(root, "s")))
+      assert.strictEqual(error._tag, "CreateDirError")
+      if (error._tag === "CreateDirError") assert.strictEqual(error.code, "EINVAL")
+      assert.match(error.message, /'\.\.' component/)
+      assert.isFalse(fs.existsSync(path.join(base, "b")), "nothing was created at the normalised path")
+      assert.isFalse(fs.existsSync(path.join(base, "a")))
+    }).pipe(Effect.provide(nodeLayer())))
+
+  it.effect("a relative root with a '..' component is refused too", () =>
+    Effect.gen(function*() {
+      const { base } = yield* testRoot
+      const relative = path.relative(process.cwd(), path.join(base, "a"))
+      const error = yield* Effect.flip(Effect.scoped(openLog(`${relative}/../b`, "s")))
+      assert.strictEqual(error._tag, "CreateDirError")
+      assert.isFalse(fs.existsSync(path.join(base, "b")))
     }).pipe(Effect.provide(nodeLayer())))
 })

@@ -7,12 +7,14 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine, EVENT_SCHEMA_VERSION, formatRfc3339, VersionedThreadEvent } from "@logbook/domain"
-import { Deferred, Effect, Fiber, Schema, Stream } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { SessionFs } from "../../src/fs/SessionFs.ts"
 import type { SessionLog, SnapshotLine } from "../../src/log/EventLog.ts"
 import { MAX_WRITE_BUFFER_BYTES } from "../../src/log/internal/writeBuffer.ts"
+import { SessionRegistry } from "../../src/log/SessionRegistry.ts"
 import {
   appendAll,
   copyDir,
@@ -77,7 +79,7 @@ describe("EventLog", () => {
         assert.deepStrictEqual(leftovers, [], "no temporary files remain")
       }).pipe(Effect.provide(nodeLayer())))
 
-    it.effect("open forces 0700 on existing directories and 0600 on an existing events.jsonl", () =>
+    it.effect("open forces 0700 on the session's existing directories and 0600 on an existing events.jsonl", () =>
       Effect.gen(function*() {
         const { root } = yield* testRoot
         const paths = pathsOf(root, "loose")
@@ -87,12 +89,53 @@ describe("EventLog", () => {
         fs.writeFileSync(paths.events, lineOf(ev.threadStarted()), { mode: 0o644 })
         fs.chmodSync(paths.events, 0o644)
         yield* Effect.scoped(openLog(root, "loose"))
-        for (const dir of [root, paths.dir, paths.indexDir, paths.derivedDir]) {
+        assert.strictEqual(modeOf(root), 0o755, "the existing sessions root keeps its mode")
+        for (const dir of [paths.dir, paths.indexDir, paths.derivedDir]) {
           assert.strictEqual(modeOf(dir), 0o700, dir)
         }
         assert.strictEqual(modeOf(paths.events), 0o600)
         assert.strictEqual(modeOf(paths.manifest), 0o600)
       }).pipe(Effect.provide(nodeLayer())))
+  })
+
+  describe("the sessions root", () => {
+    it.effect("an existing shared root (1777) keeps its mode; a root the store creates is 0700", () =>
+      Effect.gen(function*() {
+        const { base } = yield* testRoot
+        const shared = path.join(base, "shared")
+        fs.mkdirSync(shared)
+        fs.chmodSync(shared, 0o1777)
+        yield* Effect.scoped(Effect.gen(function*() {
+          yield* appendAll(yield* openLog(shared, "s"), turn("a"))
+        }))
+        assert.strictEqual(fs.statSync(shared).mode & 0o7777, 0o1777)
+        assert.strictEqual(modeOf(pathsOf(shared, "s").dir), 0o700)
+        const created = path.join(base, "new", "sessions")
+        yield* Effect.scoped(openLog(created, "s"))
+        assert.strictEqual(modeOf(created), 0o700)
+        assert.strictEqual(modeOf(path.join(base, "new")), 0o700)
+      }).pipe(Effect.provide(nodeLayer())))
+
+    it.effect("an existing root this process cannot write into is refused with a message naming it and its mode", () =>
+      Effect.gen(function*() {
+        const { base } = yield* testRoot
+        const readOnly = path.join(base, "read-only")
+        fs.mkdirSync(readOnly)
+        fs.chmodSync(readOnly, 0o500)
+        // Tests may run as root, whom access(2) never refuses: the refusal is injected at that call.
+        const error = yield* Effect.flip(Effect.scoped(openLog(readOnly, "s"))).pipe(
+          Effect.provide(Layer.provideMerge(
+            Layer.fresh(SessionRegistry.layer),
+            SessionFs.layerFaulty([{ _tag: "Fail", call: 0, op: "access", code: "EACCES" }])
+          ))
+        )
+        assert.strictEqual(error._tag, "CreateDirError")
+        if (error._tag === "CreateDirError") assert.strictEqual(error.code, "EACCES")
+        assert.include(error.message, `the sessions root ${readOnly} is not usable`)
+        assert.include(error.message, "mode 0500")
+        assert.strictEqual(fs.statSync(readOnly).mode & 0o7777, 0o500, "its mode is left alone")
+        assert.deepStrictEqual(fs.readdirSync(readOnly), [])
+      }))
   })
 
   describe("buffering", () => {
@@ -628,7 +671,8 @@ describe("EventLog", () => {
         fs.symlinkSync(path.join(base, "real"), path.join(base, "link"))
         const a = yield* openLog(root, "s")
         const b = yield* openLog(path.join(base, "link", "sessions"), "s")
-        const c = yield* openLog(path.relative(process.cwd(), root) + "/./", "s")
+        // (A relative spelling would climb out of the working directory with `..`, which is refused.)
+        const c = yield* openLog(root + "/./", "s")
         yield* a.append(ev.turnStarted())
         yield* b.append(ev.msg("b"))
         yield* c.append(ev.completed())

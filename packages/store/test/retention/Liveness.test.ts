@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SessionFs } from "../../src/fs/SessionFs.ts"
-import { isSessionLive } from "../../src/retention/Liveness.ts"
+import { isSessionLive, sessionLockProbe } from "../../src/retention/Liveness.ts"
 import { killAndWait, spawnLockHolder } from "../fixtures/eventlogHelpers.ts"
 
 const tempDir = makeTempDir("lock")
@@ -63,7 +63,7 @@ describe("Liveness", () => {
       if (mine._tag === "Acquired") yield* mine.release
     }).pipe(Effect.provide(SessionFs.layerNode)))
 
-  it.effect("a symlinked session.lock is unavailable to tryLock and counts as live", () =>
+  it.effect("a symlinked session.lock is unavailable to tryLock, probes as a link (not as held) and counts as live", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
       const sfs = yield* SessionFs
@@ -71,7 +71,9 @@ describe("Liveness", () => {
       fs.symlinkSync(path.join(dir, "elsewhere"), path.join(dir, "session.lock"))
       const result = yield* sfs.tryLock(path.join(dir, "session.lock"))
       assert.strictEqual(result._tag, "Unavailable")
-      assert.strictEqual(yield* sfs.probeLock(path.join(dir, "session.lock")), "held")
+      assert.strictEqual(yield* sfs.probeLock(path.join(dir, "session.lock")), "link")
+      assert.strictEqual(yield* sessionLockProbe(dir), "link")
+      // Retention never removes what it cannot check.
       assert.isTrue(yield* isSessionLive(dir))
     }).pipe(Effect.provide(SessionFs.layerNode)))
 })

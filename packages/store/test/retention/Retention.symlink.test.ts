@@ -87,6 +87,40 @@ layer(retentionLayer)("Retention and links", (it) => {
       assert.deepStrictEqual(snapshot(outside), before)
     }))
 
+  it.effect("a symlinked retention-pin.json pins the session: retention keeps it and never touches the target", () =>
+    Effect.gen(function*() {
+      const { outside, retention, root } = yield* retentionSetup
+      const dir = writeSession(root, "s", { turnCount: 0, updatedAt: isoDaysAgo(90) })
+      fs.writeFileSync(path.join(outside, "pin-target"), "not a pin")
+      fs.symlinkSync(path.join(outside, "pin-target"), path.join(dir, "retention-pin.json"))
+      fs.symlinkSync(
+        path.join(outside, "dangling"),
+        path.join(writeSession(root, "d", { turnCount: 0 }), "retention-pin.json")
+      )
+      const before = snapshot(outside)
+      assert.deepStrictEqual(yield* retention.apply(root, policy), { marked: [], removed: [] })
+      assert.deepStrictEqual(listed(root), ["d", "s"])
+      assert.isTrue(yield* retention.isPinned(root, "s"))
+      assert.deepStrictEqual(yield* retention.pinnedSessions(root), ["d", "s"])
+      assert.isFalse(yield* retention.evictZeroTurnCompletedStore(root, "s"))
+      assert.deepStrictEqual(snapshot(outside), before)
+      // unpin unlinks the link, never its target.
+      assert.isTrue(yield* retention.unpin(root, "s"))
+      assert.strictEqual(fs.readFileSync(path.join(outside, "pin-target"), "utf8"), "not a pin")
+      assert.isFalse(yield* retention.isPinned(root, "s"))
+    }))
+
+  it.effect("a root with a '..' component is refused, and the directory it would normalise to is untouched", () =>
+    Effect.gen(function*() {
+      const { base, retention } = yield* retentionSetup
+      const real = path.join(base, "b")
+      writeSession(real, "s", { turnCount: 0 })
+      const before = snapshot(real)
+      const error = yield* Effect.flip(retention.apply(`${base}/a/../b`, policy))
+      assert.strictEqual(error.code, "EINVAL")
+      assert.deepStrictEqual(snapshot(real), before)
+    }))
+
   it.effect("a link planted in place of the trash is unlinked, never followed", () =>
     Effect.gen(function*() {
       const { outside, retention, root } = yield* retentionSetup

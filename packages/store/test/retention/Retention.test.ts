@@ -225,14 +225,19 @@ layer(retentionLayer)("Retention", (it) => {
         assert.deepStrictEqual(yield* retention.pinnedSessions(path.join(root, "missing")), [])
       }))
 
-    it.effect("only a regular pin file counts as a pin", () =>
+    it.effect("any entry at the pin's name counts as a pin; unpin unlinks a link, never its target", () =>
       Effect.gen(function*() {
         const { outside, retention, root } = yield* retentionSetup
         const dir = writeSession(root, "s", { turnCount: 0 })
         fs.symlinkSync(path.join(outside, "secret.txt"), path.join(dir, "retention-pin.json"))
-        assert.isFalse(yield* retention.isPinned(root, "s"))
-        assert.isFalse(yield* retention.unpin(root, "s"))
-        assert.deepStrictEqual(yield* retention.pinnedSessions(root), [])
+        const other = writeSession(root, "t", { turnCount: 0 })
+        fs.mkdirSync(path.join(other, "retention-pin.json"))
+        assert.isTrue(yield* retention.isPinned(root, "s"))
+        assert.isTrue(yield* retention.isPinned(root, "t"))
+        assert.deepStrictEqual(yield* retention.pinnedSessions(root), ["s", "t"])
+        assert.isTrue(yield* retention.unpin(root, "s"))
+        assert.isFalse(yield* retention.unpin(root, "t"), "a directory at the pin's name is left alone")
+        assert.isTrue(yield* retention.isPinned(root, "t"))
         assert.strictEqual(fs.readFileSync(path.join(outside, "secret.txt"), "utf8"), "outside the root\n")
       }))
   })

@@ -18,11 +18,11 @@ import {
 } from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
 export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
-import { fileSignature, SessionFs } from "@logbook/store"
+import { absolutePath, childPath, fileSignature, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Result, Stream } from "effect"
-import * as NodePath from "node:path"
 import { readEventRecords } from "../../session/EventStream.ts"
 import { turnedEvents } from "../../session/internal/turnedEvents.ts"
+import { reportSkipped } from "../../session/SkippedSessions.ts"
 import type { Hit, IndexDoc, SessionDocs } from "./internal/searchIndex.ts"
 import { SearchIndex, sessionDocs } from "./internal/searchIndex.ts"
 import { decodeSnapshot, encodeSnapshot } from "./internal/searchSnapshot.ts"
@@ -72,7 +72,7 @@ const utf8 = new TextDecoder("utf-8")
 // `root` is already absolute and `name` a direct child: the same paths as `pathsForDir` gives
 // (`memoryViewPath` / `events`), built with one join because a root scan makes thousands.
 const sourcePath = (root: string, name: string, scope: SearchScope): string =>
-  scope === "facts" ? NodePath.join(root, name, "derived", "memory.json") : NodePath.join(root, name, "events.jsonl")
+  scope === "facts" ? childPath(root, name, "derived", "memory.json") : childPath(root, name, "events.jsonl")
 
 const factDocs = (bytes: Uint8Array): Array<IndexDoc> | undefined => {
   const read = readMemoryFactsText(utf8.decode(bytes))
@@ -209,7 +209,7 @@ const historyDocStream = (root: string, name: string) =>
  * this stream collected, with runs of one turn merged and turns in number order.
  */
 export const sessionHistoryDocuments = (sessionsDir: string, name: string) =>
-  historyDocStream(NodePath.resolve(sessionsDir), name)
+  historyDocStream(absolutePath(sessionsDir), name)
 
 const historyDocs = (root: string, name: string) =>
   Effect.map(Stream.runCollect(historyDocStream(root, name)), (runs) => {
@@ -235,7 +235,14 @@ const documentsOf = (root: string, name: string, scope: SearchScope) =>
       return Option.isNone(bytes) ? undefined : factDocs(bytes.value)
     }
     return yield* historyDocs(root, name)
-  }).pipe(Effect.catch(() => Effect.succeed(undefined)))
+  }).pipe(
+    Effect.catch((error) =>
+      Effect.as(
+        reportSkipped({ session: name, path: sourcePath(root, name, scope), detail: error.message }),
+        undefined
+      )
+    )
+  )
 
 /** Builds the segment of one session, or `undefined` when it has nothing readable to index. */
 const buildFor = (root: string, name: string, scope: SearchScope, sig: string) =>
@@ -254,8 +261,8 @@ export const searchSourceOf = (
 ): Effect.Effect<SearchSource | undefined, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    const root = NodePath.resolve(sessionsDir)
-    const [dir, source] = yield* fs.lstatMany([NodePath.join(root, name), sourcePath(root, name, scope)])
+    const root = absolutePath(sessionsDir)
+    const [dir, source] = yield* fs.lstatMany([childPath(root, name), sourcePath(root, name, scope)])
     return dir?.type === "Directory" && source?.type === "File"
       ? { path: sourcePath(root, name, scope), signature: fileSignature(source) }
       : undefined
@@ -281,7 +288,7 @@ export const sessionSearchDocuments = (
   name: string,
   scope: SearchScope
 ): Effect.Effect<ReadonlyArray<IndexDoc> | undefined, never, SessionFs> =>
-  documentsOf(NodePath.resolve(sessionsDir), name, scope)
+  documentsOf(absolutePath(sessionsDir), name, scope)
 
 /**
  * The snippet a history result shows for a turn whose searchable text is `text`: at most 240
@@ -301,7 +308,7 @@ export interface RefreshStats {
 const loadSnapshot = (root: string, scope: SearchScope) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    const bytes = yield* fs.readFileNoFollow(NodePath.join(root, searchSnapshotName(scope))).pipe(
+    const bytes = yield* fs.readFileNoFollow(childPath(root, searchSnapshotName(scope))).pipe(
       Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
     )
     return Option.isNone(bytes) ? undefined : decodeSnapshot(scope, bytes.value)
@@ -335,7 +342,7 @@ const refreshUnlocked = (
 ): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    const root = NodePath.resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const key = `${scope}\0${root}`
     const useSnapshot = options.snapshot !== false
     let index = indexes.get(key)
@@ -355,7 +362,7 @@ const refreshUnlocked = (
     }
     const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
     // One batch of lstats for the entries and one for their source files.
-    const dirs = yield* fs.lstatMany(names.map((name) => NodePath.join(root, name)))
+    const dirs = yield* fs.lstatMany(names.map((name) => childPath(root, name)))
     const sessions = names.filter((_, i) => dirs[i]?.type === "Directory")
     const sources = yield* fs.lstatMany(sessions.map((name) => sourcePath(root, name, scope)))
     const present = new Set<string>()
@@ -364,7 +371,13 @@ const refreshUnlocked = (
     for (let i = 0; i < sessions.length; i++) {
       const name = sessions[i]
       const info = sources[i]
-      if (name === undefined || info === undefined || info.type !== "File") continue
+      if (name === undefined || info === undefined) continue
+      if (info.type !== "File") {
+        // A FIFO, directory or link planted at the source is never opened: the session is left out, said so.
+        const path = sourcePath(root, name, scope)
+        yield* reportSkipped({ session: name, path, detail: `not a regular file (${info.type})` })
+        continue
+      }
       const sig = fileSignature(info)
       present.add(name)
       if (index.signature(name) === sig) continue
@@ -385,7 +398,7 @@ const refreshUnlocked = (
     const packed = index.pack()
     if (useSnapshot && !index.saved) {
       const saved = index
-      yield* fs.writeAtomic(NodePath.join(root, searchSnapshotName(scope)), encodeSnapshot(scope, packed)).pipe(
+      yield* fs.writeAtomic(childPath(root, searchSnapshotName(scope)), encodeSnapshot(scope, packed)).pipe(
         Effect.andThen(Effect.sync(() => {
           saved.saved = true
         })),
@@ -456,7 +469,7 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
   function*(sessionsDir: string, query: string, options: SearchOptions = {}) {
     const fs = yield* SessionFs
     const scope = options.scope ?? "facts"
-    const root = NodePath.resolve(sessionsDir)
+    const root = absolutePath(sessionsDir)
     const now = options.now ?? Math.floor((yield* Clock.currentTimeMillis) / 1000)
     const cache = yield* currentSearchIndexes
     const hits = yield* cache.lock.withPermit(Effect.gen(function*() {

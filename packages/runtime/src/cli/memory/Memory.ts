@@ -6,14 +6,15 @@
  */
 import { decodeMemoryViewText, distinctTokens, terminalSafe, tokenize } from "@logbook/domain"
 import type { MemorySearchResult } from "@logbook/projections"
-import { deriveSessionMemory, findSession, queryFacts, searchMemory } from "@logbook/projections"
+import type { SkippedSession } from "@logbook/projections"
+import { deriveSessionMemory, findSession, queryFacts, searchMemory, SkippedSessions } from "@logbook/projections"
 import { writeMemoryView } from "@logbook/store"
 import { Effect, Option, Result, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "../Errors.ts"
 import { jsonFlag, minScoreFlag, nowFlag, searchLimitFlag, searchQueryArgument, sessionArgument } from "../Flags.ts"
-import { printJson, printLines, shellQuote, writeOut } from "../Output.ts"
+import { note, printJson, printLines, shellQuote, writeOut } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 /** A memory view on stdin larger than this is refused (a view is a summary, not a log). */
@@ -102,6 +103,10 @@ export const memoryCommand = Command.make("memory").pipe(
   Command.withSubcommands([memoryWriteCommand, memoryDeriveCommand])
 )
 
+/** Prints a session a store-wide reader skipped to stderr, so a hostile file never hides it silently. */
+const reportSkippedSession = (skipped: SkippedSession) =>
+  note(`logbook: skipped session ${skipped.session}: cannot read ${skipped.path}: ${skipped.detail}`)
+
 /** `facts [--session ID] [--limit N]`. */
 export const factsCommand = Command.make(
   "facts",
@@ -117,7 +122,9 @@ export const factsCommand = Command.make(
   Effect.fn("cli.facts")(function*({ json, limit, session }) {
     const where = yield* location
     if (Option.isSome(session)) yield* findSession(where.sessionsDir, session.value)
-    const facts = yield* queryFacts(where.sessionsDir, limit, { session: Option.getOrUndefined(session) })
+    const facts = yield* queryFacts(where.sessionsDir, limit, { session: Option.getOrUndefined(session) }).pipe(
+      Effect.provideService(SkippedSessions, reportSkippedSession)
+    )
     if (json) return yield* printJson(facts)
     if (facts.length === 0) {
       return yield* printLines(
@@ -179,7 +186,7 @@ export const searchCommand = Command.make(
       maxResults: limit,
       minScore,
       now: Option.getOrUndefined(now)
-    })
+    }).pipe(Effect.provideService(SkippedSessions, reportSkippedSession))
     if (json) return yield* printJson(results)
     if (results.length === 0) {
       return yield* printLines(

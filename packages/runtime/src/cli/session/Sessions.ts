@@ -36,8 +36,8 @@ export const sessionsTable = <S extends SessionSummary>(
       String(s.turnCount),
       String(s.eventCount),
       s.updatedAt,
-      s.live ? "held" : "free",
-      s.pinned ? "pinned" : "-",
+      s.lockIsLink ? "link" : s.live ? "held" : "free",
+      s.pinIsLink ? "link" : s.pinned ? "pinned" : "-",
       ...extra.map((e) => e.cell(s))
     ]),
     [2, 3]
@@ -77,7 +77,7 @@ export const sessionsCommand = Command.make(
   Command.withShortDescription("List sessions, most recently updated first"),
   Command.withDescription(
     "List the sessions of the store, most recently updated first: id, status (* = a turn is open), turns, " +
-      "events, last update, lock (held = open in a live process) and pin. Read-only."
+      "events, last update, lock (held = open in a live process, link = session.lock is a symbolic link) and pin (link = a symbolic link, which pins too). Read-only."
   ),
   Command.withExamples([
     { command: "logbook sessions --limit 10", description: "The ten most recently updated sessions" },

@@ -53,6 +53,10 @@ export interface ShowView {
   /** The session directory, or `null` when the session is not in a directory here (the fleet). */
   readonly dir: string | null
   readonly pinned: boolean
+  /** `session.lock` is a symbolic link (no lock; never followed). */
+  readonly lockIsLink?: boolean
+  /** `retention-pin.json` is a symbolic link (it pins all the same; never followed). */
+  readonly pinIsLink?: boolean
   readonly usage: DiskUsage
 }
 
@@ -80,9 +84,10 @@ export const showJson = (view: ShowView) => {
       events_in_turns: entries.reduce((n, e) => n + e.event_count, 0),
       turns: entries.map(turnEntryJson)
     },
-    lock: i.live ? "held" : "free",
+    lock: view.lockIsLink === true ? "link" : i.live ? "held" : "free",
     live: i.live,
     pinned: view.pinned,
+    ...(view.pinIsLink === true ? { pin_is_link: true } : {}),
     events_bytes: i.fileLen,
     size_on_disk: { bytes: view.usage.bytes, files: view.usage.files }
   }
@@ -138,8 +143,21 @@ export const showText = (
     `Events        ${m.event_count} retained in ${formatBytes(i.fileLen)} of events.jsonl`,
     `Turn index    ${entries.length} entr${entries.length === 1 ? "y" : "ies"}`,
     ...(entries.length > 0 ? rows : []),
-    `Lock          ${i.live ? "held: a live process has the session open" : "free: no process has it open"}`,
-    `Pinned        ${view.pinned ? "yes: retention never removes it" : "no"}`,
+    `Lock          ${
+      view.lockIsLink === true
+        ? "link: session.lock is a symbolic link, not a lock (never followed); whether a process has the " +
+          "session open cannot be told, so retention keeps it"
+        : i.live
+        ? "held: a live process has the session open"
+        : "free: no process has it open"
+    }`,
+    `Pinned        ${
+      view.pinIsLink === true
+        ? "yes: retention-pin.json is a symbolic link (never followed), which pins all the same"
+        : view.pinned
+        ? "yes: retention never removes it"
+        : "no"
+    }`,
     `Size on disk  ${formatBytes(view.usage.bytes)} in ${view.usage.files} files`,
     `Metadata      ${metadataLine(i)}`
   ]
@@ -158,10 +176,13 @@ export const showCommand = Command.make(
     )
     const usage = yield* diskUsage(i.paths.dir)
     const pin = yield* fs.lstat(i.paths.pin)
+    const lock = yield* fs.lstat(i.paths.lock)
     const view: ShowView = {
       inspection: i,
       dir: i.paths.dir,
-      pinned: Option.isSome(pin) && pin.value.type === "File",
+      pinned: Option.isSome(pin),
+      lockIsLink: Option.isSome(lock) && lock.value.type === "SymbolicLink",
+      pinIsLink: Option.isSome(pin) && pin.value.type === "SymbolicLink",
       usage
     }
     if (json) return yield* printJson(showJson(view))

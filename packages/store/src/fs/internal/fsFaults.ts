@@ -213,6 +213,10 @@ export const makeFaulty = (
       admit("realpath", path)
       return inner.realpath(path)
     },
+    access: (path, mode) => {
+      admit("access", path)
+      inner.access(path, mode)
+    },
     tryLock: (fd) => {
       admit("lock", `fd ${fd}`)
       return inner.tryLock(fd)

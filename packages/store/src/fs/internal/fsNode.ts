@@ -34,7 +34,7 @@ import {
   writeAll
 } from "./fsPath.ts"
 import type { Sys } from "./fsSys.ts"
-import { Flags } from "./fsSys.ts"
+import { Flags, WRITE_SEARCH } from "./fsSys.ts"
 
 /** Default chunk of a streamed read: large enough to amortise syscalls, small enough to bound memory. */
 export const DEFAULT_CHUNK_SIZE = 256 * 1024
@@ -404,7 +404,9 @@ const tryLockSync = (sys: Sys, path: string): LockResult => {
 const probeLockSync = (sys: Sys, path: string): LockProbe => {
   const opened = Result.try(() => sys.open(checkedAbsolute(path), Flags.readWriteNoFollow, 0))
   if (Result.isFailure(opened)) {
-    return errorCode(opened.failure) === "ENOENT" ? "absent" : "held"
+    if (errorCode(opened.failure) === "ENOENT") return "absent"
+    const stats = Result.try(() => sys.lstat(checkedAbsolute(path)))
+    return Result.isSuccess(stats) && stats.success?.isSymbolicLink() === true ? "link" : "held"
   }
   const fd = opened.success
   const locked = Result.try(() => sys.tryLock(fd))
@@ -528,6 +530,29 @@ const openDirectorySync = (sys: Sys, pid: number, path: string): DirectoryHandle
   }
 }
 
+/**
+ * The sessions root's ensure (`SessionFsApi.ensureSessionsRoot`): a root the walk creates is forced
+ * `0700`; an existing one keeps its mode and must let this process create entries in it.
+ */
+const ensureSessionsRootSync = (sys: Sys, root: string): void => {
+  const existing = sys.lstat(root)
+  walkDir(sys, root, "ensure")
+  if (existing === undefined) {
+    chmodDirNoFollow(sys, root, DIR_MODE)
+    return
+  }
+  const usable = Result.try(() => sys.access(root, WRITE_SEARCH))
+  if (Result.isFailure(usable)) {
+    const mode = (existing.mode & 0o7777).toString(8).padStart(4, "0")
+    throw new FsRefusal(
+      errorCode(usable.failure),
+      `the sessions root ${root} is not usable: this process cannot create entries in it (mode ${mode}, ` +
+        `owner uid ${existing.uid}: ${errorDetail(usable.failure)}); the store leaves an existing root's mode ` +
+        "alone, so change it or choose another sessions root"
+    )
+  }
+}
+
 /** Builds the `SessionFs` service over `sys`; `pid` names atomic-write temporaries. */
 export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
   const io = <A>(operation: string, path: string, run: () => A): Effect.Effect<A, StoreIoError> =>
@@ -543,6 +568,13 @@ export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
           chmodDirNoFollow(sys, checkedAbsolute(path), DIR_MODE)
         },
         catch: toCreateDirError("ensurePrivateDir", path)
+      })
+    ),
+
+    ensureSessionsRoot: Effect.fn("SessionFs.ensureSessionsRoot")((path: string) =>
+      Effect.try({
+        try: () => ensureSessionsRootSync(sys, checkedAbsolute(path)),
+        catch: toCreateDirError("ensureSessionsRoot", path)
       })
     ),
 

@@ -29,6 +29,7 @@ export type SysOp =
   | "unlink"
   | "rmdir"
   | "realpath"
+  | "access"
   | "lock"
   | "unlock"
 
@@ -51,21 +52,35 @@ export interface Sys {
   readonly unlink: (path: string) => void
   readonly rmdir: (path: string) => void
   readonly realpath: (path: string) => string
+  /** `access(2)`: throws unless this process has every permission of `mode` on `path`. */
+  readonly access: (path: string, mode: number) => void
   /** Non-blocking exclusive lock: `true` granted, `false` would block. */
   readonly tryLock: (fd: number) => boolean
   readonly unlock: (fd: number) => void
 }
 
-/** `open(2)` flags used by the store (`O_NOFOLLOW`/`O_DIRECTORY` are 0 where the OS lacks them). */
+// A FIFO (or a device) planted at a path the store reads would block `open(2)` until a writer
+// comes, and nothing but SIGKILL ends a blocked synchronous open: every file open is non-blocking,
+// and the `fstat` that follows refuses whatever is not a regular file. On regular files
+// `O_NONBLOCK` changes nothing.
+const NONBLOCK = fs.constants.O_NONBLOCK ?? 0
+
+/**
+ * `open(2)` flags used by the store (`O_NOFOLLOW`/`O_DIRECTORY`/`O_NONBLOCK` are 0 where the OS lacks
+ * them). File opens are `O_NONBLOCK`, so a FIFO at the path cannot stall the open.
+ */
 export const Flags = {
-  readNoFollow: fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0),
+  readNoFollow: fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0) | NONBLOCK,
   readDirNoFollow: fs.constants.O_RDONLY | (fs.constants.O_DIRECTORY ?? 0) | (fs.constants.O_NOFOLLOW ?? 0),
   appendCreateNoFollow: fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT |
-    (fs.constants.O_NOFOLLOW ?? 0),
+    (fs.constants.O_NOFOLLOW ?? 0) | NONBLOCK,
   createExclusiveNoFollow: fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL |
     (fs.constants.O_NOFOLLOW ?? 0),
-  readWriteNoFollow: fs.constants.O_RDWR | (fs.constants.O_NOFOLLOW ?? 0)
+  readWriteNoFollow: fs.constants.O_RDWR | (fs.constants.O_NOFOLLOW ?? 0) | NONBLOCK
 } as const
+
+/** `access(2)` mode of a directory the store creates entries in: write and search. */
+export const WRITE_SEARCH = fs.constants.W_OK | fs.constants.X_OK
 
 /** True when `flags` opens for writing (write-only or read/write). */
 export const isWriteOpen = (flags: number): boolean =>
@@ -89,6 +104,7 @@ export const nodeSys: Sys = {
   unlink: (path) => fs.unlinkSync(path),
   rmdir: (path) => fs.rmdirSync(path),
   realpath: (path) => fs.realpathSync.native(path),
+  access: (path, mode) => fs.accessSync(path, mode),
   tryLock: (fd) => nativeLock().tryLock(fd, { shared: false }),
   unlock: (fd) => nativeLock().unlock(fd)
 }

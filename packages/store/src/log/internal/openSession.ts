@@ -115,6 +115,40 @@ export const ensureIndex = (fs: SessionFsApi, state: SessionState): Effect.Effec
     })
   })
 
+/** What a derived path must be: a directory (`index/`, `derived/`) or a regular file (metadata). */
+type DerivedKind = "Directory" | "File"
+
+/**
+ * Makes way for a derived path that is not what the store keeps there (docs/format.md#permissions):
+ * a symbolic link is unlinked (never its target), anything else — a regular file where a directory
+ * belongs, a directory or FIFO where a file belongs — is renamed aside to `<name>.displaced-<nanos>`
+ * (nothing is deleted), and a warning names it. The caller then rebuilds the path, as for a corrupt
+ * derived file: everything below `index/` and `derived/`, and the manifest, derives from the log.
+ * `true` when something was displaced. A link at `manifest.json` is not displaced (open refuses it).
+ *
+ * **Gotchas**: `derived/` may hold eviction summaries that cannot be derived again; a `derived` that
+ * is not a directory holds none, and a displaced one is kept, renamed.
+ */
+const displaceForeign = (
+  fs: SessionFsApi,
+  path: string,
+  kind: DerivedKind
+): Effect.Effect<boolean, StoreIoError> =>
+  Effect.gen(function*() {
+    const info = yield* fs.lstat(path)
+    if (Option.isNone(info) || info.value.type === kind) return false
+    const type = info.value.type
+    if (type === "SymbolicLink") {
+      yield* fs.removeFile(path)
+      yield* Effect.logWarning(`${path} was a symbolic link, not a ${kind}: unlinked (never followed) and rebuilt`)
+    } else {
+      const aside = `${path}.displaced-${yield* Clock.currentTimeNanos}`
+      yield* fs.rename(path, aside)
+      yield* Effect.logWarning(`${path} was a ${type}, not a ${kind}: moved to ${aside} and rebuilt`)
+    }
+    return true
+  })
+
 /** Temporary siblings of the atomic write: `.<basename>.<pid>.<nanos>.<attempt>.tmp`. */
 const TEMP_NAME = /^\..+\.\d+\.\d+\.\d+\.tmp$/
 
@@ -154,8 +188,11 @@ export const openSessionState = (
 ): Effect.Effect<SessionState, StoreIoError | CreateDirError | SessionLocked, Scope.Scope> =>
   Effect.gen(function*() {
     const { paths } = req
-    yield* fs.ensurePrivateDir(paths.sessionsDir)
+    yield* fs.ensureSessionsRoot(paths.sessionsDir)
     yield* fs.ensurePrivateDir(paths.dir)
+    // Derived paths never block the canonical log: what is not a directory there is displaced.
+    yield* displaceForeign(fs, paths.derivedDir, "Directory")
+    yield* displaceForeign(fs, paths.indexDir, "Directory")
     yield* fs.ensurePrivateDir(paths.derivedDir)
     yield* fs.ensurePrivateDir(paths.indexDir)
     // Held for the state's lifetime: the barrier's atomic writes never walk the path again.
@@ -163,6 +200,12 @@ export const openSessionState = (
     yield* Effect.addFinalizer(() => dir.close)
     const indexDir = yield* fs.openDirectory(paths.indexDir)
     yield* Effect.addFinalizer(() => indexDir.close)
+    // A marker the store did not write (a link, a directory) is no marker: the rescan decides.
+    yield* displaceForeign(fs, paths.marker, "File")
+    const turnsInfo = yield* fs.lstat(paths.turns)
+    if (Option.isSome(turnsInfo) && turnsInfo.value.type !== "SymbolicLink") {
+      yield* displaceForeign(fs, paths.turns, "File")
+    }
     const marker = yield* loadMarkerWith(fs, paths.marker)
     // An unparseable marker reads as none but must still be removed, or it lingers forever.
     const markerPresent = Option.isSome(marker) || Option.isSome(yield* fs.lstat(paths.marker))
@@ -219,6 +262,12 @@ export const openSessionState = (
     }
     fileMeasured(state, fileLen)
 
+    // A directory or FIFO at manifest.json is displaced and the manifest rebuilt by the rescan; a
+    // link there still fails the open (docs/format.md#permissions: a symlinked manifest is an error).
+    const manifestInfo = yield* fs.lstat(paths.manifest)
+    if (Option.isSome(manifestInfo) && manifestInfo.value.type !== "SymbolicLink") {
+      yield* displaceForeign(fs, paths.manifest, "File")
+    }
     const manifest = Option.getOrUndefined(yield* loadManifestWith(fs, paths.manifest))
     const matching = matchingMarker(Option.getOrUndefined(marker), fileLen)
     if (manifest !== undefined && isManifestTrusted(manifest, matching, fileLen)) {
