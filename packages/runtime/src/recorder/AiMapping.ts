@@ -170,8 +170,8 @@ export const invocationItem = (turnKey: string, call: ToolCallRecord, result?: T
 /**
  * The items completing a tool call: the closed `tool_invocation`, its `tool_output` (`call_id` =
  * the invocation item's id, `tool_call_id` = the provider's call id, `output` = the result's
- * JSON), and for tools the host marked, a `command_execution` (command, output, exit code) or a
- * `file_change` (the edited paths).
+ * JSON), and for tools the host marked, a `command_execution` (command, output, exit code read
+ * from `exitCode` / `exit_code` / `code`; `failed` when non-zero) or a `file_change` (the edited paths).
  */
 export const resultItems = (
   turnKey: string,
@@ -195,14 +195,15 @@ export const resultItems = (
   const kind = Object.hasOwn(kinds, call.name) ? kinds[call.name] : undefined
   if (kind?.kind === "command") {
     const args = jsonValue(call.params)
+    const exitCode = exitCodeOf(result.result, result.isFailure)
     items.push({
       id: ids.command,
       type: "command_execution",
       command: (kind.command ?? defaultCommand)(call.params),
       ...(args === undefined ? {} : { arguments: args }),
       aggregated_output: outputOf(result.result),
-      exit_code: exitCodeOf(result.result, result.isFailure),
-      status
+      exit_code: exitCode,
+      status: exitCode === 0 && !result.isFailure ? "completed" : "failed"
     })
   } else if (kind?.kind === "file") {
     const change: FileChangeItem = {
