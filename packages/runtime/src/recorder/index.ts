@@ -5,3 +5,4 @@
  */
 export * from "./AiMapping.ts"
 export * from "./AiRecorder.ts"
+export * from "./PromptResume.ts"
