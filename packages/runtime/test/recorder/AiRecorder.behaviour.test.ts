@@ -223,3 +223,17 @@ describe("AiRecorder behaviour", () => {
       })
     }))
 })
+
+describe("README", () => {
+  it("shows the effect/ai recorder example verbatim, in at most 20 lines", () => {
+    const root = path.join(import.meta.dirname, "..", "..", "..", "..")
+    const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
+    const section = readme.slice(readme.indexOf("### Recording an effect/ai agent"))
+    const open = section.indexOf("```ts\n") + 6
+    const block = section.slice(open, section.indexOf("\n```", open))
+    const example = fs.readFileSync(path.join(root, "examples", "readme-ai-embedding.ts"), "utf8")
+    const body = example.slice(example.indexOf("import { AiRecorder")).trimEnd()
+    assert.strictEqual(block, body.replace("\"./effect-ai-agent.ts\"", "\"./examples/effect-ai-agent.ts\""))
+    assert.isAtMost(block.split("\n").length, 20)
+  })
+})
