@@ -103,6 +103,21 @@ describe("AiRecorder behaviour", () => {
       )
     }))
 
+  it.effect("generateObject is recorded like generateText: the JSON answer is the turn's message", () =>
+    Effect.gen(function*() {
+      const workspace = yield* tempDir("logbook-recorder-")
+      yield* Effect.gen(function*() {
+        const model = yield* LanguageModel.LanguageModel
+        const response = yield* model.generateObject({
+          prompt: "the new ttl",
+          schema: Schema.Struct({ ttl: Schema.Int })
+        })
+        assert.deepStrictEqual(response.value, { ttl: 60 })
+      }).pipe(Effect.provide(recorded(workspace, [answer("{\"ttl\":60}", 3, 4)])))
+      const events = eventsOf(workspace)
+      assert.deepStrictEqual(summary(events), ["turn.started", "item.completed:agent_message", "turn.completed"])
+    }))
+
   it.effect("a stream interrupted mid-text fails its turn and records no half-finished item", () =>
     Effect.gen(function*() {
       const workspace = yield* tempDir("logbook-recorder-")
