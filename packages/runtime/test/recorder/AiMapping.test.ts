@@ -20,7 +20,7 @@ describe("AiMapping", () => {
       const whole: Array<Response.AnyPart> = chunks.map((c) =>
         R.makePart(c.reasoning ? "reasoning" : "text", { text: c.text })
       )
-      const streamed: Array<Response.AnyPart> = chunks.flatMap((c, i) => {
+      const streamed: Array<Response.AnyPart> = chunks.flatMap((c, i): Array<Response.AnyPart> => {
         const id = `p${i}`
         const at = Math.abs(c.cut) % (c.text.length + 1)
         return c.reasoning
