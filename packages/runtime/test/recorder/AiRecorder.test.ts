@@ -26,7 +26,9 @@ const TurnSpec = Schema.Struct({
   end: Schema.Literals(["answer", "answer", "fail", "interrupt"]),
   stream: Schema.Boolean,
   input: Small,
-  output: Small
+  output: Small,
+  /** Where a streamed final answer is interrupted: after this many of its 5 stream parts (mod 6). */
+  cut: Small
 })
 const Conversation = Schema.Array(TurnSpec).check(Schema.isMinLength(1), Schema.isMaxLength(4))
 type TurnSpec = typeof TurnSpec.Type
@@ -109,6 +111,21 @@ const planTurn = (spec: TurnSpec, t: number) => {
     view.messages.push(`answer ${t}`)
     view.usage.input += spec.input
     view.usage.output += spec.output
+  } else if (spec.end === "interrupt" && spec.stream) {
+    // text-start, two deltas, text-end, finish: the text is recorded once its part ended, whatever
+    // the instant of the interruption. The finish part never reaches the caller here: with a
+    // toolkit, effect/ai holds it back until the provider's stream ends (which it never does).
+    const keep = spec.cut % 6
+    steps.push({
+      _tag: "PartsThenHang",
+      keep,
+      parts: [{ type: "text", text: `partial ${t}` }, {
+        type: "finish",
+        reason: "stop",
+        usage: finishUsage(spec.input, spec.output)
+      }]
+    })
+    if (keep >= 4) view.messages.push(`partial ${t}`)
   } else {
     steps.push(spec.end === "fail" ? { _tag: "Fail", message: `provider down ${t}` } : { _tag: "Hang" })
   }

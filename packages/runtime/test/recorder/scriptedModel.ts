@@ -12,6 +12,12 @@ export type ScriptStep =
   | { readonly _tag: "Parts"; readonly parts: ReadonlyArray<Response.PartEncoded> }
   | { readonly _tag: "Fail"; readonly message: string }
   | { readonly _tag: "Hang" }
+  | {
+    /** Streamed: the first `keep` stream parts of `parts`, then a hang; generated: a hang. */
+    readonly _tag: "PartsThenHang"
+    readonly parts: ReadonlyArray<Response.PartEncoded>
+    readonly keep: number
+  }
 
 /** What the scripted model exposes to the test. */
 export interface ScriptedModel {
@@ -74,16 +80,21 @@ export const scriptedModel = (script: ReadonlyArray<ScriptStep>) =>
         case "Fail":
           return Effect.fail(providerError(step.message))
         case "Hang":
+        case "PartsThenHang":
           return Effect.andThen(Queue.offer(hanging, undefined), Effect.never)
       }
     }
     const model = yield* LanguageModel.make({
       generateText: () => Effect.flatMap(next, (step) => Effect.map(run(step), (parts) => [...parts])),
       streamText: () =>
-        Stream.unwrap(Effect.map(next, (step) =>
-          step?._tag === "Parts"
-            ? Stream.fromIterable(toStreamParts(step.parts))
-            : Stream.fromEffect(run(step)).pipe(Stream.flatMap(() => Stream.empty))))
+        Stream.unwrap(Effect.map(next, (step) => {
+          if (step?._tag === "Parts") return Stream.fromIterable(toStreamParts(step.parts))
+          const kept = step?._tag === "PartsThenHang" ? toStreamParts(step.parts).slice(0, step.keep) : []
+          return Stream.concat(
+            Stream.fromIterable(kept),
+            Stream.fromEffect(run(step)).pipe(Stream.flatMap(() => Stream.empty))
+          )
+        }))
     })
     return { layer: Layer.succeed(LanguageModel.LanguageModel, model), hanging } satisfies ScriptedModel
   })
