@@ -187,6 +187,8 @@ const makeRecorder = Effect.fn("Recorder.make")(function*(options: AiRecorderOpt
     Effect.gen(function*() {
       yield* completeOpen
       const number = nextTurn++
+      // Ids carry their turn's key, so the previous turn's are never seen again.
+      recordedIds.clear()
       const timestamp = formatRfc3339(yield* Clock.currentTimeMillis, "Z")
       open = { key: `t${number}`, explicit, calls: 0, usage: zeroUsage, pending: new Map() }
       yield* persist(memory.append({
