@@ -5,7 +5,7 @@ import { queryExplanation, verifySession } from "@logbook/projections"
 import { FaultController, ManifestCache, Retention, SessionFs, SessionRegistry } from "@logbook/store"
 import { tempDir } from "@logbook/testkit"
 import { Cause, Effect, Exit, Fiber, Layer, Queue, Result, Schema, Stream } from "effect"
-import { LanguageModel, Tool, Toolkit } from "effect/ai"
+import { LanguageModel, Prompt, Response, Tool, Toolkit } from "effect/ai"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -14,7 +14,7 @@ import type { AiRecorderOptions } from "../../src/recorder/AiRecorder.ts"
 import { AiRecorder, isAppendError } from "../../src/recorder/AiRecorder.ts"
 import { SessionMemory } from "../../src/SessionMemory.ts"
 import type { ScriptStep } from "./scriptedModel.ts"
-import { finishUsage, scriptedModel } from "./scriptedModel.ts"
+import { finishUsage, scriptedModel, TestTools, TestToolsLayer } from "./scriptedModel.ts"
 
 const answer = (text: string, input: number, output: number): ScriptStep => ({
   _tag: "Parts",
@@ -100,6 +100,54 @@ describe("AiRecorder behaviour", () => {
       assert.deepStrictEqual(
         events.flatMap((e) => e.type === "turn.started" ? [e.context?.goal] : []),
         ["Plan, then do", "Again"]
+      )
+    }))
+
+  it.effect("tool results the host resolves itself are recorded from the next round's prompt, in the same turn", () =>
+    Effect.gen(function*() {
+      const workspace = yield* tempDir("logbook-recorder-")
+      yield* Effect.gen(function*() {
+        const model = yield* LanguageModel.LanguageModel
+        const toolkit = yield* TestTools
+        const first = yield* model.generateText({ prompt: "list", toolkit, disableToolCallResolution: true })
+        const result = Response.makePart("tool-result", {
+          id: "k1",
+          name: "echo",
+          isFailure: false,
+          result: { exitCode: 0, output: "a b" },
+          encodedResult: { exitCode: 0, output: "a b" },
+          providerExecuted: false,
+          preliminary: false
+        })
+        const history = Prompt.concat(Prompt.make("list"), Prompt.fromResponseParts([...first.content, result]))
+        yield* model.generateText({ prompt: history, toolkit, disableToolCallResolution: true })
+      }).pipe(
+        Effect.provide(recorded(workspace, [
+          {
+            _tag: "Parts",
+            parts: [{ type: "tool-call", id: "k1", name: "echo", params: { path: "x", fail: false } }, {
+              type: "finish",
+              reason: "tool-calls",
+              usage: finishUsage(1, 1)
+            }]
+          },
+          answer("a and b", 2, 2)
+        ])),
+        Effect.provide(TestToolsLayer)
+      )
+      const events = eventsOf(workspace)
+      assert.deepStrictEqual(summary(events), [
+        "turn.started",
+        "item.started:tool_invocation",
+        "item.completed:tool_invocation",
+        "item.completed:tool_output",
+        "item.completed:agent_message",
+        "turn.completed"
+      ])
+      const output = itemsOf(events).find((item) => item.type === "tool_output")
+      assert.deepStrictEqual(
+        output?.type === "tool_output" ? [output.tool_call_id, output.output] : [],
+        ["k1", JSON.stringify({ exitCode: 0, output: "a b" })]
       )
     }))
 
