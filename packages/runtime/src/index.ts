@@ -6,4 +6,5 @@
 export * from "./explain/index.ts"
 export * from "./GoalTracking.ts"
 export * from "./MatrixCoordinator.ts"
+export * from "./recorder/index.ts"
 export * from "./SessionMemory.ts"
