@@ -198,6 +198,12 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
         e.message,
         "the fleet kept its lines; compare the session with the machine it came from (see docs/fleet.md#conflicts)"
       ),
+    ReplicationGaveUp: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "stop any other replicator of this store (or wait for the session to stop being rewritten) and run `logbook replicate` again"
+      ),
     FleetSessionNotFound: (e) =>
       rendered(ExitCode.notFound, e.message, "list the fleet's sessions with `logbook fleet sessions`"),
     FleetDataInvalid: (e) =>
