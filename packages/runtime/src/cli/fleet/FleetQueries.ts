@@ -17,7 +17,7 @@ import {
 } from "@logbook/fleet"
 import { parsePublicSigningKey } from "@logbook/projections"
 import { Config, Effect, Option } from "effect"
-import { note, printJson, printLines, withProgress } from "../Output.ts"
+import { note, printAll, printJson, printLines, withProgress } from "../Output.ts"
 import { PackNotVerified, problemCount, readKeyFile, verificationJson, verificationText } from "../packs/Pack.ts"
 import { location } from "../Root.ts"
 import { sessionJson, sessionsTable } from "../session/Sessions.ts"
@@ -50,7 +50,7 @@ export const fleetSessions = Effect.fn("cli.fleet.sessions")(function*(args: {
   } else if (listing.sessions.length === 0) {
     yield* printLines(`No sessions in the fleet ${listing.target}. Replicate a store with \`logbook replicate\`.`)
   } else {
-    yield* printLines(...sessionsTable(listing.sessions, [{ header: "ORIGIN", cell: (s) => s.originHost }]))
+    yield* printAll(sessionsTable(listing.sessions, [{ header: "ORIGIN", cell: (s) => s.originHost }]))
   }
   if (listing.unreadable.length > 0) {
     yield* note(
@@ -76,8 +76,8 @@ export const fleetShow = Effect.fn("cli.fleet.show")(function*(args: {
   if (args.json) {
     return yield* printJson({ ...showJson(view), origin_host: fleet.row.originHost, fleet: target.display })
   }
-  yield* printLines(
-    ...showText(
+  yield* printAll(
+    showText(
       view,
       `none on this machine (\`logbook fleet restore ${fleet.row.sessionId}\` recreates it)`,
       [`Origin        ${fleet.row.originHost} (replicated to the fleet ${target.display})`]
@@ -104,7 +104,7 @@ export const fleetPackVerify = Effect.fn("cli.fleet.pack.verify")(function*(args
   if (args.json) {
     yield* printJson({ ...verificationJson(row.sessionId, packPath, result), origin_host: row.originHost })
   } else {
-    yield* printLines(...verificationText(packPath, pack, result, keyGiven))
+    yield* printAll(verificationText(packPath, pack, result, keyGiven))
   }
   if (!result.verified) {
     return yield* new PackNotVerified({ session: row.sessionId, pack: packPath, count: problemCount(result, keyGiven) })

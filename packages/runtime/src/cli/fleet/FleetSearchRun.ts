@@ -9,7 +9,7 @@ import type { FleetSearchScope } from "@logbook/fleet"
 import { FLEET_DATABASE_URL_ENV, layerFleetClient, resolveFleetTarget, searchFleet, toFleetError } from "@logbook/fleet"
 import { Config, Effect, Option, Stdio } from "effect"
 import { resultLine } from "../memory/Memory.ts"
-import { printJson, printLines } from "../Output.ts"
+import { printAll, printJson, printLines } from "../Output.ts"
 
 /** The parsed flags of `fleet search`. */
 export interface FleetSearchArgs {
@@ -50,5 +50,5 @@ export const fleetSearch = Effect.fn("cli.fleet.search")(function*(args: FleetSe
   }
   const stdio = yield* Stdio.Stdio
   const terms = (yield* stdio.stdoutIsTerminal) ? new Set(distinctTokens(args.query)) : undefined
-  yield* printLines(...results.map((r) => resultLine(r, terms)))
+  yield* printAll(results.map((r) => resultLine(r, terms)))
 })

@@ -13,7 +13,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "../Errors.ts"
 import { jsonFlag, minScoreFlag, nowFlag, sessionArgument } from "../Flags.ts"
-import { printJson, printLines, shellQuote } from "../Output.ts"
+import { printAll, printJson, printLines, shellQuote } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 /** A memory view on stdin larger than this is refused (a view is a summary, not a log). */
@@ -127,7 +127,7 @@ export const factsCommand = Command.make(
           : "No facts (no session has a derived/memory.json with facts; `memory derive <session>` builds one)."
       )
     }
-    yield* printLines(...facts.map((f) => `${f.session_id}  ${f.fact}`))
+    yield* printAll(facts.map((f) => `${f.session_id}  ${f.fact}`))
   })
 ).pipe(
   Command.withDescription(
@@ -186,7 +186,7 @@ export const searchCommand = Command.make(
     }
     const stdio = yield* Stdio.Stdio
     const terms = (yield* stdio.stdoutIsTerminal) ? new Set(distinctTokens(query)) : undefined
-    yield* printLines(...results.map((r) => resultLine(r, terms)))
+    yield* printAll(results.map((r) => resultLine(r, terms)))
     if (scope === "history") {
       const first = results[0]
       if (first !== undefined) {

@@ -19,7 +19,7 @@ import { Effect, Option, Schema } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
 import { jsonFlag, sessionArgument } from "../Flags.ts"
-import { formatBytes, printJson, printLines } from "../Output.ts"
+import { formatBytes, printAll, printJson, printLines } from "../Output.ts"
 import { location } from "../Root.ts"
 
 /** `pack verify` found differences, a wrong digest or a wrong or missing signature (the report is printed). */
@@ -196,7 +196,7 @@ const verifyCommand = Command.make(
     if (json) {
       yield* printJson(verificationJson(session, packPath, result))
     } else {
-      yield* printLines(...verificationText(packPath, read, result, keyGiven))
+      yield* printAll(verificationText(packPath, read, result, keyGiven))
     }
     if (!result.verified) {
       return yield* new PackNotVerified({ session, pack: packPath, count: problemCount(result, keyGiven) })
