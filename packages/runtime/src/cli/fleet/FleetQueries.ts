@@ -18,7 +18,14 @@ import {
 import { parsePublicSigningKey } from "@logbook/projections"
 import { Config, Effect, Option } from "effect"
 import { note, printAll, printJson, printLines, withProgress } from "../Output.ts"
-import { PackNotVerified, problemCount, readKeyFile, verificationJson, verificationText } from "../packs/Pack.ts"
+import {
+  PackNotVerified,
+  problemCount,
+  readKeyFile,
+  readPackFile,
+  verificationJson,
+  verificationText
+} from "../packs/Pack.ts"
 import { location } from "../Root.ts"
 import { sessionJson, sessionsTable } from "../session/Sessions.ts"
 import type { ShowView } from "../session/Show.ts"
@@ -85,20 +92,26 @@ export const fleetShow = Effect.fn("cli.fleet.show")(function*(args: {
   )
 })
 
-/** `fleet pack verify <session> [--verify-key FILE] [--json]`. */
+/** `fleet pack verify <session> [--pack FILE] [--verify-key FILE] [--json]`. */
 export const fleetPackVerify = Effect.fn("cli.fleet.pack.verify")(function*(args: {
   readonly db: Option.Option<string>
   readonly session: string
+  readonly pack: Option.Option<string>
   readonly verifyKey: Option.Option<string>
   readonly json: boolean
 }) {
   const publicKey = Option.isSome(args.verifyKey)
     ? Option.some(yield* parsePublicSigningKey(yield* readKeyFile(args.verifyKey.value), args.verifyKey.value))
     : Option.none()
+  // An auditor's own copy is read (and checked to be a pack) before the fleet is asked anything.
+  const given = Option.isSome(args.pack) ? Option.some(yield* readPackFile(args.pack.value)) : Option.none()
   const target = yield* fleetTarget("fleet.pack.verify", args.db)
   const { pack, packPath, result, row } = yield* withFleet(
     target,
-    verifyFleetPack(target, args.session, Option.isSome(publicKey) ? { publicKey: publicKey.value } : {})
+    verifyFleetPack(target, args.session, {
+      ...(Option.isSome(publicKey) ? { publicKey: publicKey.value } : {}),
+      ...(Option.isSome(given) ? { pack: given.value } : {})
+    })
   )
   const keyGiven = Option.isSome(publicKey)
   if (args.json) {

@@ -43,6 +43,12 @@ export const readKeyFile = Effect.fn("cli.pack.readKeyFile")(function*(path: str
   return new TextDecoder().decode(bytes.value)
 })
 
+/** Reads and decodes a pack file given on the command line (`--pack`), with its absolute path. */
+export const readPackFile = Effect.fn("cli.pack.readPackFile")(function*(file: string) {
+  const path = resolve(file)
+  return { pack: yield* readAuditPack(path), path }
+})
+
 /** `pack create`. */
 const createCommand = Command.make(
   "create",
