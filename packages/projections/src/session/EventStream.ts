@@ -6,7 +6,7 @@
  * inspector's `checkLine`, so what counts as an event here is what the scan counts.
  */
 import type { ThreadEvent, TurnEntry } from "@logbook/domain"
-import { locateTurnIn } from "@logbook/domain"
+import { exactStoredEventText, locateTurnIn } from "@logbook/domain"
 import type { RawLine, StoreIoError } from "@logbook/store"
 import { makeLineSplitter, SessionFs, TurnEvicted, TurnNotFound } from "@logbook/store"
 import type { Duration } from "effect"
@@ -27,6 +27,11 @@ export type LogRecord =
     readonly length: number
     readonly schemaVersion: string
     readonly event: ThreadEvent
+    /**
+     * The line's own text of the event, present only when the canonical encoding of `event`
+     * cannot be exact (a count beyond 2^53 − 1): what to print to show the stored digits.
+     */
+    readonly storedText?: string
   }
   | {
     readonly _tag: "Skipped"
@@ -44,8 +49,17 @@ const recordOf = (line: RawLine): LogRecord | undefined => {
   switch (check._tag) {
     case "Blank":
       return undefined
-    case "Event":
-      return { _tag: "Event", ...span, schemaVersion: check.envelope.schema_version, event: check.envelope.event }
+    case "Event": {
+      const event = check.envelope.event
+      const storedText = exactStoredEventText(event, line.bytes)
+      return {
+        _tag: "Event",
+        ...span,
+        schemaVersion: check.envelope.schema_version,
+        event,
+        ...(storedText === undefined ? {} : { storedText })
+      }
+    }
     case "Malformed":
       return unterminated
         ? {

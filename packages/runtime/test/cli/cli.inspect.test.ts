@@ -215,7 +215,7 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual(repaired.malformed_lines.lines.map((l) => l.offset), [garbageAt, tornAt])
     }))
 
-  it.effect("a VT Code log with token counts beyond 2^53 shows its turns, verifies clean and prints them", () =>
+  it.effect("a VT Code log with token counts beyond 2^53 shows its turns, verifies clean and prints their exact digits", () =>
     Effect.gen(function*() {
       const ws = yield* workspace
       const dir = path.join(sessionsOf(ws), "vt")
@@ -240,9 +240,18 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       ], { concurrency: 2 })
       assert.strictEqual(verify.code, 0, verify.stdout + verify.stderr)
       assert.strictEqual(first.code, 0, first.stderr)
-      // Shown as the nearest double: JavaScript holds no more of such a count once parsed.
-      assert.include(first.stdout, `"input_tokens":9007199254740992,`)
-      assert.include(second.stdout, `"input_tokens":18446744073709552000,`)
+      // Shown with the digits the file holds, not the nearest double of the parsed value.
+      assert.strictEqual(
+        first.stdout,
+        "{\"type\":\"turn.started\"}\n" +
+          "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9007199254740993,\"cached_input_tokens\":0," +
+          "\"cache_creation_tokens\":0,\"output_tokens\":3}}\n"
+      )
+      assert.include(second.stdout, `"input_tokens":18446744073709551615,`)
+      const events = yield* runHere(["events", "vt", "--offsets"], { cwd: ws })
+      assert.include(events.stdout, `"input_tokens":9007199254740993,`)
+      assert.include(events.stdout, `"input_tokens":18446744073709551615,`)
+      for (const line of events.stdout.trim().split("\n")) JSON.parse(line)
       assert.strictEqual(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8"), log, "the bytes are untouched")
       // Appending a count Logbook cannot write exactly stops the input like an invalid line.
       const big = yield* runHere(["append", "vt"], {

@@ -3,8 +3,8 @@
  * JSONL, one bare ThreadEvent per line in canonical encoding (with `--offsets`, wrapped as
  * `{"offset":N,"event":…}` with the byte offset of its line in `events.jsonl`), read straight
  * from `events.jsonl` without opening (locking or repairing) the session. Lines that are not
- * valid records are reported on stderr with their byte offsets and skipped. A count beyond
- * 2^53 − 1 is printed as the nearest double (docs/format-notes.md#u64-counts).
+ * valid records are reported on stderr with their byte offsets and skipped. An event with a count
+ * beyond 2^53 − 1 is printed as its line stores it, digits exact (docs/format-notes.md#u64-counts).
  */
 import { encodeEventForDisplay } from "@logbook/domain"
 import type { LogRecord } from "@logbook/projections"
@@ -46,11 +46,10 @@ export const printRecords = <R>(records: Stream.Stream<LogRecord, StoreIoError, 
       return text === undefined ? Effect.void : note(text)
     }),
     Stream.filter((record) => record._tag === "Event"),
-    Stream.map((record) =>
-      options.offsets === true
-        ? `{"offset":${record.offset},"event":${encodeEventForDisplay(record.event)}}\n`
-        : `${encodeEventForDisplay(record.event)}\n`
-    )
+    Stream.map((record) => {
+      const text = record.storedText ?? encodeEventForDisplay(record.event)
+      return options.offsets === true ? `{"offset":${record.offset},"event":${text}}\n` : `${text}\n`
+    })
   ))
 
 /** `events <session> [--follow] [--offsets]`. */
