@@ -1,0 +1,58 @@
+/**
+ * Where every command finds its sessions root: a root that is a symbolic link or a regular file is
+ * refused by every command the same way (exit 1, the same message) instead of a silent success,
+ * and an empty `--sessions-dir` or `--workspace` is a usage error rather than the current directory.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { tempDir } from "@logbook/testkit"
+import { Effect } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { logbook } from "./inProcess.ts"
+
+/** Commands that read or write a sessions root, with the arguments they need. */
+const commands: ReadonlyArray<ReadonlyArray<string>> = [
+  ["sessions"],
+  ["search", "foo"],
+  ["search", "foo", "--in", "history"],
+  ["facts"],
+  ["retention", "run"],
+  ["show", "x"],
+  ["verify", "x"],
+  ["events", "x"],
+  ["turn", "x", "1"],
+  ["explain", "x"],
+  ["append", "x"],
+  ["migrate"]
+]
+
+describe("the sessions root", () => {
+  it.effect("a root that is a symbolic link or a regular file is refused by every command alike", () =>
+    Effect.gen(function*() {
+      const base = yield* tempDir("cli-root")
+      const real = path.join(base, "real")
+      fs.mkdirSync(real)
+      const link = path.join(base, "link")
+      fs.symlinkSync(real, link)
+      const file = path.join(base, "file")
+      fs.writeFileSync(file, "not a directory")
+      for (const [root, expected] of [[link, "is a symbolic link"], [file, "is a regular file, not a directory"]]) {
+        for (const args of commands) {
+          const r = yield* logbook(["--sessions-dir", root ?? "", ...args])
+          assert.strictEqual(r.exitCode, 1, `${args.join(" ")}: ${r.stdout}${r.stderr}`)
+          assert.include(r.stderr, `${root}: the sessions root ${expected}`, args.join(" "))
+          assert.strictEqual(r.stdout, "", args.join(" "))
+        }
+      }
+      assert.deepStrictEqual(fs.readdirSync(real), [])
+    }))
+
+  it.effect("an empty --sessions-dir or --workspace is a usage error, not the current directory", () =>
+    Effect.gen(function*() {
+      for (const flag of ["--sessions-dir", "--workspace"]) {
+        const r = yield* logbook([flag, "", "sessions"])
+        assert.strictEqual(r.exitCode, 2, r.stderr)
+        assert.include(r.stderr, `${flag} is empty`)
+      }
+    }))
+})
