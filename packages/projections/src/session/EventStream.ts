@@ -93,6 +93,11 @@ const fileSize = (path: string) =>
 export interface ReadOptions {
   readonly start?: number | undefined
   readonly end?: number | undefined
+  /**
+   * Bytes per read (default: the file system's, 256 KiB). Every line of a chunk is decoded when
+   * it arrives, so a reader that stops after a few records (one turn) reads small chunks.
+   */
+  readonly chunkSize?: number | undefined
 }
 
 /**
@@ -113,7 +118,11 @@ export const readEventRecords = (
     const info = yield* fs.lstat(eventsPath)
     if (Option.isNone(info)) return Stream.empty
     const start = options.start ?? 0
-    const range = options.end === undefined ? { start } : { start, end: options.end }
+    const range = {
+      start,
+      ...(options.end === undefined ? {} : { end: options.end }),
+      ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize })
+    }
     return fs.stream(eventsPath, range).pipe(
       Stream.mapAccum(
         () => makeLineSplitter(start),
