@@ -1,7 +1,8 @@
 /**
  * Where every command finds its sessions root: a root that is a symbolic link or a regular file is
  * refused by every command the same way (exit 1, the same message) instead of a silent success,
- * and an empty `--sessions-dir` or `--workspace` is a usage error rather than the current directory.
+ * and an empty `--sessions-dir` or `--workspace` (or session id) is a usage error rather than the
+ * current directory (or a session named ""); `evidence --limit` outside 1–32768 likewise.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir } from "@logbook/testkit"
@@ -45,6 +46,29 @@ describe("the sessions root", () => {
         }
       }
       assert.deepStrictEqual(fs.readdirSync(real), [])
+    }))
+
+  it.effect("an empty session id and an evidence --limit outside 1-32768 are usage errors, never clamped", () =>
+    Effect.gen(function*() {
+      const base = yield* tempDir("cli-root")
+      const at = (args: ReadonlyArray<string>) => logbook(["--sessions-dir", base, ...args])
+      for (
+        const args of [["show", ""], ["append", ""], ["verify", ""], ["facts", "--session", ""], [
+          "demo",
+          "--session",
+          ""
+        ]]
+      ) {
+        const r = yield* at(args)
+        assert.strictEqual(r.exitCode, 2, `${args.join(" ")}: ${r.stderr}`)
+        assert.include(r.stderr, "is empty", args.join(" "))
+      }
+      for (const limit of ["0", "-5", "99999"]) {
+        const r = yield* at(["evidence", "s", "0", "ab", "--limit", limit])
+        assert.strictEqual(r.exitCode, 2, r.stderr)
+        assert.include(r.stderr, `--limit must be 1 to 32768, got ${limit}`)
+      }
+      assert.deepStrictEqual(fs.readdirSync(base), [])
     }))
 
   it.effect("an empty --sessions-dir or --workspace is a usage error, not the current directory", () =>

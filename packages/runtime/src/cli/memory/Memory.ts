@@ -106,7 +106,11 @@ export const memoryCommand = Command.make("memory").pipe(
 export const factsCommand = Command.make(
   "facts",
   {
-    session: Flag.String("session").pipe(Flag.withDescription("Only this session"), Flag.optional),
+    session: Flag.String("session").pipe(
+      Flag.filter((id) => id.length > 0, () => "--session is empty"),
+      Flag.withDescription("Only this session"),
+      Flag.optional
+    ),
     limit: Flag.Int("limit").pipe(
       Flag.filter((n) => n >= 1, (n) => `--limit must be at least 1, got ${n}`),
       Flag.withDescription("At most N facts (default 100)"),
