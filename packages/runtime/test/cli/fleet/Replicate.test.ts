@@ -87,6 +87,28 @@ describe("logbook replicate", () => {
       assert.include(r.stderr, "LOGBOOK_DATABASE_URL")
     }))
 
+  it.live("a bad percent-encoding in the URL's password is a usage error for every fleet command", () =>
+    Effect.gen(function*() {
+      const { root } = yield* sessionsRoot("cli-replicate-badurl")
+      const url = "postgres://u:pa%zzss@127.0.0.1:1/fleet"
+      for (
+        const args of [
+          ["replicate", "--to", url],
+          ["fleet", "sessions", "--db", url],
+          ["fleet", "show", "s", "--db", url],
+          ["fleet", "search", "x", "--db", url],
+          ["fleet", "pack", "verify", "s", "--db", url],
+          ["fleet", "restore", "s", "--db", url]
+        ]
+      ) {
+        const r = yield* logbook(["--sessions-dir", root, ...args])
+        assert.strictEqual(r.exitCode, 2, `${args.join(" ")}: ${r.stderr}`)
+        assert.include(r.stderr, "the password is not valid percent-encoding", args.join(" "))
+        assert.notInclude(r.stderr, "URIError")
+        assert.notInclude(r.stderr, "pa%zzss")
+      }
+    }))
+
   it.live("a conflicting line exits 5 and is reported on stderr", () =>
     Effect.gen(function*() {
       yield* withFleet(resetFleetDatabase)
