@@ -83,6 +83,9 @@ const ioHint = (code: string, path: string): string => {
     case "ENOENT":
     case "ENOTDIR":
       return "check --workspace / --sessions-dir (or LOGBOOK_SESSIONS_DIR)"
+    case "ENAMETOOLONG":
+      return "a name in that path is longer than the file system allows (usually 255 bytes): " +
+        "use a shorter session id or a shorter --sessions-dir"
     default:
       return "retry; if it keeps failing, check the disk and run `logbook verify <session>`"
   }

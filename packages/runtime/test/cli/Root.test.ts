@@ -1,7 +1,7 @@
 /**
  * Where every command finds its sessions root: a root that is a symbolic link or a regular file is
  * refused by every command the same way (exit 1, the same message) instead of a silent success,
- * and an empty `--sessions-dir` or `--workspace` (or session id) is a usage error rather than the
+ * an over-long name gets its own hint, and an empty `--sessions-dir` or `--workspace` (or session id) is a usage error rather than the
  * current directory (or a session named ""); `evidence --limit` outside 1–32768 likewise.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -69,6 +69,17 @@ describe("the sessions root", () => {
         assert.include(r.stderr, `--limit must be 1 to 32768, got ${limit}`)
       }
       assert.deepStrictEqual(fs.readdirSync(base), [])
+    }))
+
+  it.effect("a session id longer than a file name may be is named as such, not as a disk problem", () =>
+    Effect.gen(function*() {
+      const base = yield* tempDir("cli-root")
+      for (const command of ["show", "append"]) {
+        const r = yield* logbook(["--sessions-dir", base, command, "a".repeat(300)])
+        assert.strictEqual(r.exitCode, 1, r.stderr)
+        assert.include(r.stderr, "longer than the file system allows", command)
+        assert.notInclude(r.stderr, "check the disk", command)
+      }
     }))
 
   it.effect("an empty --sessions-dir or --workspace is a usage error, not the current directory", () =>
