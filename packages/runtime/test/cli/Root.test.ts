@@ -1,8 +1,9 @@
 /**
  * Where every command finds its sessions root: a root that is a symbolic link or a regular file is
- * refused by every command the same way (exit 1, the same message) instead of a silent success,
- * an over-long name gets its own hint, and an empty `--sessions-dir` or `--workspace` (or session id) is a usage error rather than the
- * current directory (or a session named ""); `evidence --limit` outside 1–32768 likewise.
+ * refused by every command the same way (exit 1, the same message) instead of a silent success;
+ * an over-long name gets its own hint; an empty `--sessions-dir`, `--workspace` or session id is a
+ * usage error rather than the current directory (or a session named ""), and so is an
+ * `evidence --limit` outside 1–32768.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir } from "@logbook/testkit"
