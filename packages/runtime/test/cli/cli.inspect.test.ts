@@ -178,6 +178,12 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       const ws = yield* workspace
       const dir = path.join(sessionsOf(ws), "damaged")
       fs.cpSync(path.join(sessionsOf(demoWs), "demo"), dir, { recursive: true })
+      // The copy is session `damaged` (a manifest naming another session is a finding of its own).
+      const manifest = path.join(dir, "manifest.json")
+      fs.writeFileSync(
+        manifest,
+        fs.readFileSync(manifest, "utf8").replace("\"session_id\":\"demo\"", "\"session_id\":\"damaged\"")
+      )
       const events = path.join(dir, "events.jsonl")
       const garbageAt = fs.statSync(events).size
       fs.appendFileSync(events, "this is not json\n")
