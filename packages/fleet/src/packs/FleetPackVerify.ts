@@ -10,7 +10,7 @@ import { AUDIT_PACK_FILE_NAME, comparePathBytes, decodeAuditPackText, entryPathP
 import type { SessionAuditPack } from "@logbook/domain"
 import type { AuditVerification, PackFileFinding, PackFileSource } from "@logbook/projections"
 import { verifyPackAgainst } from "@logbook/projections"
-import { Effect, Result, Schema, Stream } from "effect"
+import { Effect, Option, Result, Schema, Stream } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { KeyObject } from "node:crypto"
 import type { FleetError, FleetTarget } from "../db/FleetDatabase.ts"
@@ -63,7 +63,13 @@ const fleetPackSource = (
         p !== "events.jsonl" && entryPathProblem(p) === undefined && !isPackFile(p)
       )
     ].sort(comparePathBytes)
-    return { describe, files: Effect.succeed(listed) }
+    const manifest = stored.has("manifest.json")
+      ? Effect.map(
+        Stream.runCollect(fleetFileContent(target, operation, row.sessionId, "manifest.json")),
+        (chunks) => Option.some<Uint8Array>(Buffer.concat(chunks))
+      )
+      : Effect.succeed(Option.none<Uint8Array>())
+    return { describe, files: Effect.succeed(listed), manifest }
   })
 
 /** The replicated `derived/audit-pack.json` of a session, decoded; `FleetPackMissing` without one. */

@@ -108,6 +108,26 @@ describe("logbook pack", () => {
       assert.include(digest.stdout, "pack digest INVALID")
     }))
 
+  it.effect("a pack relabelled as another session's (id, status, counters) does not verify without a key", () =>
+    Effect.gen(function*() {
+      const { at, session, workspace } = yield* recorded
+      assert.strictEqual((yield* at(["pack", "create", "p"])).exitCode, 0)
+      const pack = JSON.parse(fs.readFileSync(path.join(session, "derived", "audit-pack.json"), "utf8"))
+      // A reference-format pack (no digest) claiming to be session q's, or another turn count.
+      const { pack_digest: _, ...unsealed } = pack
+      for (const [edit, field] of [[{ session_id: "q" }, "session_id"], [{ turn_count: 9 }, "turn_count"]] as const) {
+        const file = path.join(workspace, `${field}.pack.json`)
+        fs.writeFileSync(file, JSON.stringify({ ...unsealed, ...edit }))
+        const r = yield* at(["pack", "verify", "p", "--pack", file])
+        assert.strictEqual(r.exitCode, 5, r.stdout + r.stderr)
+        assert.include(r.stdout, "NOT verified")
+        assert.include(r.stdout, `mismatch  manifest.json: the pack's ${field} is`)
+      }
+      const honest = path.join(workspace, "honest.pack.json")
+      fs.writeFileSync(honest, JSON.stringify(unsealed))
+      assert.strictEqual((yield* at(["pack", "verify", "p", "--pack", honest])).exitCode, 0)
+    }))
+
   it.effect("an unknown session exits 3", () =>
     Effect.gen(function*() {
       const { at } = yield* recorded
