@@ -128,6 +128,27 @@ describe("logbook pack", () => {
       assert.strictEqual((yield* at(["pack", "verify", "p", "--pack", honest])).exitCode, 0)
     }))
 
+  it.effect(
+    "a pack of 200 000 entries is reported in full, without overflowing the stack",
+    () =>
+      Effect.gen(function*() {
+        const { at, session, workspace } = yield* recorded
+        assert.strictEqual((yield* at(["pack", "create", "p"])).exitCode, 0)
+        const pack = JSON.parse(fs.readFileSync(path.join(session, "derived", "audit-pack.json"), "utf8"))
+        const { pack_digest: _, ...unsealed } = pack
+        const gone = Array.from(
+          { length: 200_000 },
+          (_, i) => ({ path: `gone/f${i}`, bytes: 0, sha256: "0".repeat(64) })
+        )
+        const file = path.join(workspace, "big.pack.json")
+        fs.writeFileSync(file, JSON.stringify({ ...unsealed, entries: [...unsealed.entries, ...gone] }))
+        const r = yield* at(["pack", "verify", "p", "--pack", file])
+        assert.strictEqual(r.exitCode, 5, r.stderr.slice(0, 2000))
+        assert.strictEqual(r.stdout.split("\n").filter((l) => l.startsWith("  missing   gone/")).length, 200_000)
+      }),
+    { timeout: 200_000 }
+  )
+
   it.effect("an unknown session exits 3", () =>
     Effect.gen(function*() {
       const { at } = yield* recorded
