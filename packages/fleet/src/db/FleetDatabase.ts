@@ -6,7 +6,7 @@
  * through as given.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Config, Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Config, Effect, Layer, Option, Redacted, Result, Schema } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import { isSqlError } from "effect/sql/SqlError"
@@ -46,6 +46,12 @@ export interface FleetTarget {
 
 const defaultPort = "5432"
 
+/** `decodeURIComponent`, or `undefined` for text that is not valid percent-encoding (never throws). */
+const percentDecoded = (text: string): string | undefined => {
+  const decoded = Result.try(() => decodeURIComponent(text))
+  return Result.isSuccess(decoded) ? decoded.success : undefined
+}
+
 /**
  * Validates a connection string and returns it as a secret with its printable form. The reason
  * of a rejection never repeats the string itself, which may hold a password.
@@ -69,7 +75,27 @@ export const parseFleetUrl = (
   if (parsed.hostname === "") {
     return Effect.fail(new InvalidFleetDatabaseUrl({ operation, reason: "it names no host" }))
   }
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, "")) || "postgres"
+  // The driver percent-decodes these and would throw on a bad escape (say `%zz` in a password).
+  for (const [part, value] of [["user name", parsed.username], ["password", parsed.password]] as const) {
+    if (percentDecoded(value) === undefined) {
+      return Effect.fail(
+        new InvalidFleetDatabaseUrl({
+          operation,
+          reason: `the ${part} is not valid percent-encoding (write % as %25)`
+        })
+      )
+    }
+  }
+  const databaseName = percentDecoded(parsed.pathname.replace(/^\//, ""))
+  if (databaseName === undefined) {
+    return Effect.fail(
+      new InvalidFleetDatabaseUrl({
+        operation,
+        reason: "the database name is not valid percent-encoding (write % as %25)"
+      })
+    )
+  }
+  const database = databaseName || "postgres"
   const display = `${parsed.hostname}:${parsed.port || defaultPort}/${database}`
   return Effect.succeed({ url: Redacted.make(text), display })
 }
@@ -139,9 +165,8 @@ export const fleetErrorMessage = (target: FleetTarget, error: unknown): string =
   const url = Redacted.value(target.url)
   const scrubbed = raw.split(url).join(target.display)
   const parsed = URL.parse(url)
-  return parsed !== null && parsed.password !== ""
-    ? scrubbed.split(decodeURIComponent(parsed.password)).join("***")
-    : scrubbed
+  const password = parsed === null ? undefined : percentDecoded(parsed.password)
+  return password !== undefined && password !== "" ? scrubbed.split(password).join("***") : scrubbed
 }
 
 /** Maps a SQL failure of `operation` to a `FleetError` against `target`. */

@@ -10,7 +10,7 @@ import { AUDIT_PACK_FILE_NAME, comparePathBytes, decodeAuditPackText, entryPathP
 import type { SessionAuditPack } from "@logbook/domain"
 import type { AuditVerification, PackFileFinding, PackFileSource } from "@logbook/projections"
 import { verifyPackAgainst } from "@logbook/projections"
-import { Effect, Result, Schema, Stream } from "effect"
+import { Effect, Option, Result, Schema, Stream } from "effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 import type { KeyObject } from "node:crypto"
 import type { FleetError, FleetTarget } from "../db/FleetDatabase.ts"
@@ -63,7 +63,26 @@ const fleetPackSource = (
         p !== "events.jsonl" && entryPathProblem(p) === undefined && !isPackFile(p)
       )
     ].sort(comparePathBytes)
-    return { describe, files: Effect.succeed(listed) }
+    const manifest = stored.has("manifest.json")
+      ? Effect.map(
+        Stream.runCollect(fleetFileContent(target, operation, row.sessionId, "manifest.json")),
+        (chunks) => Option.some<Uint8Array>(Buffer.concat(chunks))
+      )
+      : Effect.succeed(Option.none<Uint8Array>())
+    return { describe, files: Effect.succeed(listed), manifest }
+  })
+
+/** The replicated `derived/audit-pack.json` of a session, decoded; `FleetPackMissing` without one. */
+const replicatedPack = (target: FleetTarget, session: string, packPath: string) =>
+  Effect.gen(function*() {
+    const operation = "fleet.pack.verify"
+    const files = yield* fleetFiles(target, operation, session)
+    if (!files.some((f) => f.path === FLEET_PACK_PATH)) {
+      return yield* new FleetPackMissing({ session, pack: packPath })
+    }
+    const chunks = yield* Stream.runCollect(fleetFileContent(target, operation, session, FLEET_PACK_PATH))
+    const decoded = decodeAuditPackText(new TextDecoder().decode(Buffer.concat(chunks)), packPath)
+    return Result.isFailure(decoded) ? yield* decoded.failure : decoded.success
   })
 
 const isPackFile = (path: string): boolean => path === AUDIT_PACK_FILE_NAME || path.endsWith(`/${AUDIT_PACK_FILE_NAME}`)
@@ -72,25 +91,28 @@ const isPackFile = (path: string): boolean => path === AUDIT_PACK_FILE_NAME || p
 export interface FleetPackVerifyOptions {
   /** Requires a valid signature by this Ed25519 public key; an unsigned pack then fails. */
   readonly publicKey?: KeyObject
+  /**
+   * Checks this pack (an auditor's own copy, already read and decoded, with the path it came
+   * from) instead of the replicated `derived/audit-pack.json`.
+   */
+  readonly pack?: { readonly pack: SessionAuditPack; readonly path: string }
 }
 
 /**
- * Verifies a fleet session against its replicated pack, as `verifyAuditPack` verifies a
- * directory: `FleetSessionNotFound` without the session, `FleetPackMissing` without a pack,
- * `InvalidPack` for a pack that does not decode or names an unsafe path; otherwise the result.
+ * Verifies a fleet session against its replicated pack (or the one `options.pack` gives), as
+ * `verifyAuditPack` verifies a directory: `FleetSessionNotFound` without the session,
+ * `FleetPackMissing` without a pack, `InvalidPack` for a pack that does not decode or names an
+ * unsafe path; otherwise the result.
  */
 export const verifyFleetPack = (target: FleetTarget, session: string, options: FleetPackVerifyOptions = {}) =>
   Effect.gen(function*() {
     const operation = "fleet.pack.verify"
     const row = yield* findFleetSession(target, operation, session)
-    const packPath = fleetPackLocation(target, row.sessionId)
-    const files = yield* fleetFiles(target, operation, row.sessionId)
-    if (!files.some((f) => f.path === FLEET_PACK_PATH)) {
-      return yield* new FleetPackMissing({ session: row.sessionId, pack: packPath })
-    }
-    const chunks = yield* Stream.runCollect(fleetFileContent(target, operation, row.sessionId, FLEET_PACK_PATH))
-    const decoded = decodeAuditPackText(new TextDecoder().decode(Buffer.concat(chunks)), packPath)
-    const pack: SessionAuditPack = Result.isFailure(decoded) ? yield* decoded.failure : decoded.success
+    const given = options.pack
+    const packPath = given === undefined ? fleetPackLocation(target, row.sessionId) : given.path
+    const pack: SessionAuditPack = given === undefined
+      ? yield* replicatedPack(target, row.sessionId, packPath)
+      : given.pack
     const source = yield* fleetPackSource(target, row)
     const result: AuditVerification = yield* verifyPackAgainst(pack, source, {
       packPath,

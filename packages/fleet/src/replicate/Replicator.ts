@@ -50,8 +50,26 @@ export class ReplicationConflict extends Schema.TaggedError<ReplicationConflict>
   }
 }
 
-/** What replication can fail with: reading the store, or the database (a lost connection is retryable). */
-export type ReplicationError = StoreIoError | SqlError | SessionNotFound
+/**
+ * A session whose batches kept having to start over (another replicator moving the cursor, or the
+ * log being rewritten under every read) {@link MAX_BATCH_RETRIES} times in a row: replication of
+ * the session gives up instead of reporting it caught up; `reason` is the last cause.
+ */
+export class ReplicationGaveUp extends Schema.TaggedError<ReplicationGaveUp>()("ReplicationGaveUp", {
+  session: Schema.String,
+  attempts: Schema.Number,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `replication of session ${this.session} gave up after ${this.attempts} attempts: ${this.reason}`
+  }
+}
+
+/**
+ * What replication can fail with: reading the store, the database (a lost connection is
+ * retryable), or a session that never settled.
+ */
+export type ReplicationError = StoreIoError | SqlError | SessionNotFound | ReplicationGaveUp
 
 /** Progress after each committed batch (for a progress line on stderr). */
 export interface ReplicationProgress {
@@ -132,6 +150,8 @@ const DEFAULT_BATCH_BYTES = 1024 * 1024
 const DEFAULT_BATCH_LINES = 2000
 // Ten parameters per row; PostgreSQL admits 65 535 per statement.
 const MAX_BATCH_LINES = 6000
+/** Batches of one session that may start over in a row before {@link ReplicationGaveUp}. */
+export const MAX_BATCH_RETRIES = 1000
 
 /** What the local files say about a session's log: its length, the retained turn base and the manifest. */
 interface LocalState {
@@ -239,7 +259,7 @@ interface BatchTarget {
 
 type BatchOutcome =
   | { readonly _tag: "CaughtUp" }
-  | { readonly _tag: "Retry" }
+  | { readonly _tag: "Retry"; readonly reason: string }
   | {
     readonly _tag: "Committed"
     readonly epoch: number
@@ -277,13 +297,15 @@ const commitBatch = (
         values (${session}, ${target.epoch}, 0, ${target.turns.turnCount})
         on conflict (session_id) do nothing
         returning session_id`
-      if (created.length === 0) return { _tag: "Retry" } as const
+      if (created.length === 0) {
+        return { _tag: "Retry", reason: "another replicator created the session's cursor meanwhile" } as const
+      }
     } else {
       const current = yield* sql<{ readonly epoch: number; readonly byte_offset: bigint | number }>`
         select epoch, byte_offset from replication_cursors where session_id = ${session} for update`
       const row = current[0]
       if (row === undefined || row.epoch !== target.expect.epoch || Number(row.byte_offset) !== target.expect.offset) {
-        return { _tag: "Retry" } as const
+        return { _tag: "Retry", reason: "another replicator moved the session's cursor meanwhile" } as const
       }
     }
     if (target.newEpoch) {
@@ -402,12 +424,16 @@ const replicateBatch = (
       // The log shrank under the read: a cap rewrite; the next batch sees it.
       Effect.catchIf((e) => e.code === "UNEXPECTED_EOF", () => Effect.succeed(Option.none()))
     )
-    if (Option.isNone(read)) return { _tag: "Retry" } as const
+    if (Option.isNone(read)) {
+      return { _tag: "Retry", reason: "the log shrank while it was read (a cap rewrite)" } as const
+    }
     const lines = read.value
     if (lines.length === 0 && !target.newEpoch) return { _tag: "CaughtUp" } as const
     // A cap rewrite between the first look and the read would have mixed two logs: check again.
     const after = yield* readLocalState(fs, paths)
-    if (Option.isNone(after) || after.value.base !== target.base) return { _tag: "Retry" } as const
+    if (Option.isNone(after) || after.value.base !== target.base) {
+      return { _tag: "Retry", reason: "the log was rewritten while it was read (a cap rewrite)" } as const
+    }
     const rows: Array<EventRow> = []
     const turnsAfter: Array<TurnState> = []
     let turns = target.turns
@@ -522,13 +548,17 @@ export const replicateSession = Effect.fn("Replicator.replicateSession")(
     let epochsStarted = 0
     let retries = 0
     let conflict: ReplicationConflict | undefined
-    while (retries < 1000) {
+    for (;;) {
       const outcome = yield* replicateBatch(sql, fs, paths, dirName, options)
       if (outcome._tag === "CaughtUp") break
       if (outcome._tag === "Retry") {
         retries++
+        if (retries >= MAX_BATCH_RETRIES) {
+          return yield* new ReplicationGaveUp({ session: dirName, attempts: retries, reason: outcome.reason })
+        }
         continue
       }
+      retries = 0
       epoch = outcome.epoch
       offset = outcome.offset
       inserted += outcome.inserted

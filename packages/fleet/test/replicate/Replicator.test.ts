@@ -5,9 +5,10 @@
  * `jsonb` cannot hold keep their bytes; the other files are mirrored.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { replicateSession, replicateStore } from "@logbook/fleet"
+import { MAX_BATCH_RETRIES, replicateSession, replicateStore } from "@logbook/fleet"
 import type { ReplicationConflict } from "@logbook/fleet"
 import type { SessionLog } from "@logbook/store"
+import { SessionFs, StoreIoError } from "@logbook/store"
 import {
   ev,
   fleetCursor,
@@ -20,7 +21,7 @@ import {
   sessionsRoot,
   turn
 } from "@logbook/testkit"
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Exit, Layer, Ref } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -221,6 +222,41 @@ describe("Replicator", () => {
         const report = yield* replicateStore(root, options)
         assert.strictEqual(report.sessions[0]?.filesRemoved, 1)
         assert.notInclude((yield* listed()).map((r) => r.path), "derived/note.json")
+      }))
+
+    it.effect("a session whose batches always start over fails with ReplicationGaveUp naming it and why", () =>
+      Effect.gen(function*() {
+        const { root } = yield* sessionsRoot("repl-gaveup")
+        yield* Effect.scoped(Effect.gen(function*() {
+          const log = yield* openLog(root, "restless")
+          yield* appendTurns(log, 2)
+          yield* log.flush
+        }))
+        // Every read comes back short, as if a cap rewrite shrank the log under each one.
+        const real = yield* SessionFs
+        let reads = 0
+        const shrinking = SessionFs.of({
+          ...real,
+          readRange: (file) =>
+            Effect.suspend(() => {
+              reads++
+              return Effect.fail(
+                new StoreIoError({ operation: "readRange", path: file, code: "UNEXPECTED_EOF", detail: "short read" })
+              )
+            })
+        })
+        const exit = yield* replicateSession(root, "restless", options).pipe(
+          Effect.provideService(SessionFs, shrinking),
+          Effect.exit
+        )
+        assert.isTrue(Exit.isFailure(exit))
+        const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+        assert.strictEqual(error?._tag, "Fail")
+        const failure = error?._tag === "Fail" ? error.error : undefined
+        assert.strictEqual(failure?._tag, "ReplicationGaveUp")
+        assert.include(failure?.message ?? "", "session restless")
+        assert.include(failure?.message ?? "", "the log shrank while it was read")
+        assert.strictEqual(reads, MAX_BATCH_RETRIES)
       }))
 
     it.effect("batches are bounded by bytes, and a line longer than a batch is taken whole", () =>

@@ -36,8 +36,12 @@ import * as NodePath from "node:path"
 import { findSession } from "../session/SessionLookup.ts"
 import { checkPackSignature, signingKeyId, signPackDigest } from "./PackSigning.ts"
 
-/** Why a listed file does not match: its size, its content, a link in its place or on its path, or not a file. */
-export type MismatchReason = "size" | "digest" | "link" | "not-a-file"
+/**
+ * Why a listed file does not match: its size, its content, a link in its place or on its path, or
+ * not a file; `header` (on `manifest.json`): the pack's session id, status or counters are not
+ * the session's.
+ */
+export type MismatchReason = "size" | "digest" | "link" | "not-a-file" | "header"
 
 /** One mismatched entry, with what was expected and found. */
 export interface PackMismatch {
@@ -267,11 +271,14 @@ export type PackFileFinding =
  * Where the files a pack describes are read from: a session directory ({@link directoryPackSource}),
  * or any other holder of the same bytes (the fleet database). `describe` is called once per pack
  * entry, in pack order, with a path that already passed `entryPathProblem`; `files` lists every
- * packable path the source holds (slash-separated, no `audit-pack.json`), to report unaccounted ones.
+ * packable path the source holds (slash-separated, no `audit-pack.json`), to report unaccounted ones;
+ * `manifest` is the bytes of the session's `manifest.json` (none when it has no readable one), to
+ * check the pack's session id, status and counters against.
  */
 export interface PackFileSource<E, R> {
   readonly describe: (path: string) => Effect.Effect<PackFileFinding, E, R>
   readonly files: Effect.Effect<ReadonlyArray<string>, E, R>
+  readonly manifest: Effect.Effect<Option.Option<Uint8Array>, E, R>
 }
 
 const MISSING: PackFileFinding = { _tag: "Missing" }
@@ -321,7 +328,38 @@ export const directoryPackSource = (fs: SessionFsApi, dir: string): PackFileSour
         )
       )
     })
-  return { describe, files: listPackableFiles(fs, dir) }
+  const manifest = fs.readFileNoFollow(NodePath.join(dir, "manifest.json")).pipe(
+    Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
+  )
+  return { describe, files: listPackableFiles(fs, dir), manifest }
+}
+
+/**
+ * Why the pack's header (session id, status, turn and event counts) is not the session's, as
+ * its `manifest.json` says, or `undefined` when they agree. A pack of one session passed off as
+ * another's must not verify, signed or not.
+ */
+const headerProblem = (pack: SessionAuditPack, manifest: Option.Option<Uint8Array>): string | undefined => {
+  if (Option.isNone(manifest)) {
+    return "the session has no readable manifest.json to check the pack's session_id, status and counters against"
+  }
+  const decoded = decodeManifestText(new TextDecoder().decode(manifest.value))
+  if (Result.isFailure(decoded)) {
+    return "the session's manifest.json does not decode, so the pack's session_id, status and counters are unchecked"
+  }
+  const m = decoded.success
+  const fields = [
+    ["session_id", pack.session_id, m.session_id],
+    ["status", pack.status, m.status],
+    ["turn_count", pack.turn_count, m.turn_count],
+    ["event_count", pack.event_count, m.event_count]
+  ] as const
+  const wrong = fields.filter(([, packed, actual]) => packed !== actual)
+  return wrong.length === 0 ?
+    undefined :
+    wrong.map(([field, packed, actual]) =>
+      `the pack's ${field} is ${JSON.stringify(packed)}, the session's ${JSON.stringify(actual)}`
+    ).join("; ")
 }
 
 /** The first unsafe entry path of a pack, as an `InvalidPack` for `verify`. */
@@ -379,6 +417,11 @@ export const verifyPackAgainst = <E, R>(
           detail: `sha256 ${found.sha256}, the pack says ${entry.sha256}`
         })
       }
+    }
+    // A manifest that is itself missing or mismatched is reported as such; otherwise the header is checked.
+    if (!missing.includes("manifest.json") && !details.some((d) => d.path === "manifest.json")) {
+      const problem = headerProblem(pack, yield* source.manifest)
+      if (problem !== undefined) details.push({ path: "manifest.json", reason: "header", detail: problem })
     }
     const listed = new Set(pack.entries.map((e) => e.path))
     const unaccounted = (yield* source.files).filter((p) => !listed.has(p))

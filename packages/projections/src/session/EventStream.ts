@@ -6,7 +6,7 @@
  * inspector's `checkLine`, so what counts as an event here is what the scan counts.
  */
 import type { ThreadEvent, TurnEntry } from "@logbook/domain"
-import { locateTurnIn } from "@logbook/domain"
+import { exactStoredEventText, locateTurnIn } from "@logbook/domain"
 import type { RawLine, StoreIoError } from "@logbook/store"
 import { makeLineSplitter, SessionFs, TurnEvicted, TurnNotFound } from "@logbook/store"
 import type { Duration } from "effect"
@@ -27,6 +27,11 @@ export type LogRecord =
     readonly length: number
     readonly schemaVersion: string
     readonly event: ThreadEvent
+    /**
+     * The line's own text of the event, present only when the canonical encoding of `event`
+     * cannot be exact (a count beyond 2^53 − 1): what to print to show the stored digits.
+     */
+    readonly storedText?: string
   }
   | {
     readonly _tag: "Skipped"
@@ -44,8 +49,17 @@ const recordOf = (line: RawLine): LogRecord | undefined => {
   switch (check._tag) {
     case "Blank":
       return undefined
-    case "Event":
-      return { _tag: "Event", ...span, schemaVersion: check.envelope.schema_version, event: check.envelope.event }
+    case "Event": {
+      const event = check.envelope.event
+      const storedText = exactStoredEventText(event, line.bytes)
+      return {
+        _tag: "Event",
+        ...span,
+        schemaVersion: check.envelope.schema_version,
+        event,
+        ...(storedText === undefined ? {} : { storedText })
+      }
+    }
     case "Malformed":
       return unterminated
         ? {
@@ -79,6 +93,11 @@ const fileSize = (path: string) =>
 export interface ReadOptions {
   readonly start?: number | undefined
   readonly end?: number | undefined
+  /**
+   * Bytes per read (default: the file system's, 256 KiB). Every line of a chunk is decoded when
+   * it arrives, so a reader that stops after a few records (one turn) reads small chunks.
+   */
+  readonly chunkSize?: number | undefined
 }
 
 /**
@@ -99,7 +118,11 @@ export const readEventRecords = (
     const info = yield* fs.lstat(eventsPath)
     if (Option.isNone(info)) return Stream.empty
     const start = options.start ?? 0
-    const range = options.end === undefined ? { start } : { start, end: options.end }
+    const range = {
+      start,
+      ...(options.end === undefined ? {} : { end: options.end }),
+      ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize })
+    }
     return fs.stream(eventsPath, range).pipe(
       Stream.mapAccum(
         () => makeLineSplitter(start),

@@ -5,10 +5,18 @@
  * judges a directory exactly as the next `EventLog.open` would.
  */
 import type { TurnEntry, TurnTable } from "@logbook/domain"
-import { entryAt, isTableConsistent, isTableValid, turnTableOf } from "@logbook/domain"
+import {
+  entryAt,
+  isTableConsistent,
+  isTableValid,
+  sanitizeSessionId,
+  sessionDirName,
+  turnTableOf
+} from "@logbook/domain"
 import type { SessionPaths } from "@logbook/store"
 import { SessionFs } from "@logbook/store"
 import { Effect } from "effect"
+import * as NodePath from "node:path"
 import type { InspectOptions, SessionInspection, SessionScan } from "./Inspection.ts"
 import { inspectWithScan } from "./Inspection.ts"
 
@@ -105,6 +113,15 @@ export const compareWithScan = (inspection: SessionInspection, scan: SessionScan
     mismatch("status", stored.status, scan.state.status)
     mismatch("in_turn", stored.in_turn, scan.state.inTurn)
     mismatch("retained_turn_base", stored.retained_turn_base ?? 1, scan.turnBase)
+    // The id must be the one this directory is named after (Logbook's name, or a reference store's).
+    const dirName = NodePath.basename(inspection.paths.dir)
+    if (sessionDirName(stored.session_id) !== dirName && sanitizeSessionId(stored.session_id) !== dirName) {
+      add(
+        "manifest-mismatch",
+        `manifest session_id is ${JSON.stringify(stored.session_id)}, but the directory ${dirName} holds session ` +
+          "ids named after it (an edited or copied manifest)"
+      )
+    }
   }
   const idx = inspection.index
   if (idx._tag === "Missing") {

@@ -7,8 +7,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { SessionAuditPack } from "@logbook/domain"
-import { AUDIT_PACK_SCHEMA_VERSION } from "@logbook/domain"
-import { Effect } from "effect"
+import { AUDIT_PACK_SCHEMA_VERSION, encodeManifest, SESSION_STORE_SCHEMA_VERSION } from "@logbook/domain"
+import { Effect, Option } from "effect"
 import { createHash } from "node:crypto"
 import type { PackFileFinding, PackFileSource } from "../../src/packs/AuditPack.ts"
 import { packDigest, verifyPackAgainst } from "../../src/packs/AuditPack.ts"
@@ -27,7 +27,11 @@ const memorySource = (files: Record<string, string>) => {
           ? { _tag: "Missing" }
           : { _tag: "Found", bytes: Buffer.byteLength(content), sha256: sha(content) }
       }),
-    files: Effect.succeed(Object.keys(files).sort())
+    files: Effect.succeed(Object.keys(files).sort()),
+    manifest: Effect.sync(() => {
+      const content = files["manifest.json"]
+      return content === undefined ? Option.none() : Option.some(new TextEncoder().encode(content))
+    })
   }
   return { source, asked }
 }
@@ -49,7 +53,22 @@ const packOf = (files: Record<string, string>): SessionAuditPack => {
   return { ...unsigned, pack_digest: Buffer.from(packDigest(unsigned)).toString("hex") }
 }
 
-const original = { "events.jsonl": "{\"a\":1}\n", "manifest.json": "{}", "derived/x.txt": "x" }
+/** The manifest of session `id` with the counters `packOf` packs. */
+const manifestOf = (id: string) =>
+  encodeManifest({
+    session_id: id,
+    schema_version: SESSION_STORE_SCHEMA_VERSION,
+    created_at: "2026-01-01T00:00:00+00:00",
+    updated_at: "2026-01-01T00:00:00+00:00",
+    turn_count: 1,
+    event_count: 2,
+    status: "completed",
+    in_turn: false,
+    persisted_file_len: 8,
+    retained_turn_base: 1
+  })
+
+const original = { "events.jsonl": "{\"a\":1}\n", "manifest.json": manifestOf("s"), "derived/x.txt": "x" }
 
 describe("AuditPack against a file source", () => {
   it.effect("matching files verify; size, digest, missing and unaccounted are told apart", () =>
@@ -81,6 +100,27 @@ describe("AuditPack against a file source", () => {
       const error = yield* Effect.flip(verifyPackAgainst(hostile, source, { packPath: "p" }))
       assert.strictEqual(error._tag, "InvalidPack")
       assert.deepStrictEqual(asked, [])
+    }))
+
+  it.effect("a pack whose session id, status or counters are another session's does not verify, digest or not", () =>
+    Effect.gen(function*() {
+      const other = { ...original, "manifest.json": manifestOf("t") }
+      // A pack made of another session's files, relabelled with this session's header (digest recomputed).
+      const relabelled = packOf(other)
+      const result = yield* verifyPackAgainst(relabelled, memorySource(other).source, { packPath: "p" })
+      assert.isFalse(result.verified)
+      assert.strictEqual(result.digest, "valid")
+      assert.deepStrictEqual(result.mismatchDetails.map((d) => [d.path, d.reason]), [["manifest.json", "header"]])
+      assert.include(result.mismatchDetails[0]?.detail ?? "", `the pack's session_id is "s", the session's "t"`)
+      const { pack_digest: _, ...reference } = { ...packOf(original), status: "active" as const, event_count: 9 }
+      const counters = yield* verifyPackAgainst(reference, memorySource(original).source, { packPath: "p" })
+      assert.isFalse(counters.verified)
+      assert.strictEqual(counters.digest, "absent")
+      assert.include(
+        counters.mismatchDetails[0]?.detail ?? "",
+        `the pack's status is "active", the session's "completed"`
+      )
+      assert.include(counters.mismatchDetails[0]?.detail ?? "", "event_count is 9, the session's 2")
     }))
 
   it.effect("a pack edited after it was made fails its digest", () =>

@@ -192,7 +192,7 @@ describe("AuditPack", () => {
       ))
   }
 
-  it.effect("an edited pack is caught by its digest: a changed counter, or an entry rewritten to match a tampered file", () =>
+  it.effect("an edited pack is caught by its digest (and a changed counter by the manifest), or an entry rewritten to match a tampered file", () =>
     Effect.gen(function*() {
       const { root } = yield* testRoot
       yield* recordSession(root)
@@ -203,7 +203,8 @@ describe("AuditPack", () => {
       const counters = yield* verifyAuditPack(root, "s", yield* readAuditPack(file))
       assert.isFalse(counters.verified)
       assert.strictEqual(counters.digest, "invalid")
-      assert.deepStrictEqual(counters.mismatches, [])
+      // The counter is also checked against the session's manifest.
+      assert.deepStrictEqual(counters.mismatchDetails.map((d) => [d.path, d.reason]), [["manifest.json", "header"]])
       // Tamper a file and fix its entry so the file matches the pack: only the digest notices.
       const note = path.join(pathsOf(root, "s").derivedDir, "notes", "a.txt")
       fs.writeFileSync(note, "forged\n")

@@ -179,6 +179,19 @@ describe("Verify", () => {
       assert.strictEqual(inspection.effectiveManifest.status, "completed")
     }).pipe(Effect.provide(nodeLayer())))
 
+  it.effect("a manifest whose session_id is not the directory's session is a mismatch", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot()
+      yield* record(root, "mine", [...turn("a")])
+      yield* record(root, "a/b", [...turn("a")])
+      assert.deepStrictEqual(kinds((yield* verifySession(root, "mine")).findings), [])
+      assert.deepStrictEqual(kinds((yield* verifySession(root, "a/b")).findings), [])
+      editJson(pathsOf(root, "mine").manifest, (m) => ({ ...m, session_id: "someone-else" }))
+      const report = yield* verifySession(root, "mine")
+      assert.deepStrictEqual(kinds(report.findings), ["manifest-mismatch"])
+      assert.include(report.findings[0]?.message ?? "", `manifest session_id is "someone-else"`)
+    }).pipe(Effect.provide(nodeLayer())))
+
   it.effect("with stale metadata the effective view is exactly what open rebuilds by rescanning", () =>
     Effect.gen(function*() {
       const { root } = yield* testRoot()

@@ -14,7 +14,8 @@ import type {
   FleetPackMissing,
   FleetRestoreTargetExists,
   FleetSessionNotFound,
-  InvalidFleetDatabaseUrl
+  InvalidFleetDatabaseUrl,
+  ReplicationGaveUp
 } from "@logbook/fleet"
 import type {
   EvidenceForeignSession,
@@ -77,6 +78,7 @@ export type LogbookFailure =
   | FleetDatabaseMissing
   | InvalidFleetDatabaseUrl
   | ReplicationConflicts
+  | ReplicationGaveUp
   | FleetSessionNotFound
   | FleetDataInvalid
   | FleetRestoreTargetExists
@@ -100,6 +102,9 @@ const ioHint = (code: string, path: string): string => {
     case "ENOENT":
     case "ENOTDIR":
       return "check --workspace / --sessions-dir (or LOGBOOK_SESSIONS_DIR)"
+    case "ENAMETOOLONG":
+      return "a name in that path is longer than the file system allows (usually 255 bytes): " +
+        "use a shorter session id or a shorter --sessions-dir"
     default:
       return "retry; if it keeps failing, check the disk and run `logbook verify <session>`"
   }
@@ -201,7 +206,7 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
       rendered(
         ExitCode.usage,
         `${e.operation}: no fleet database given`,
-        "pass --to (replicate) or --db (fleet commands) postgres://user@host:port/database, or set LOGBOOK_DATABASE_URL"
+        "pass --db postgres://user@host:port/database (replicate also takes --to), or set LOGBOOK_DATABASE_URL"
       ),
     InvalidFleetDatabaseUrl: (e) =>
       rendered(
@@ -214,6 +219,12 @@ export const renderFailure: (error: LogbookFailure) => RenderedFailure = Match.t
         ExitCode.integrity,
         e.message,
         "the fleet kept its lines; compare the session with the machine it came from (see docs/fleet.md#conflicts)"
+      ),
+    ReplicationGaveUp: (e) =>
+      rendered(
+        ExitCode.failure,
+        e.message,
+        "stop any other replicator of this store (or wait for the session to stop being rewritten) and run `logbook replicate` again"
       ),
     FleetSessionNotFound: (e) =>
       rendered(ExitCode.notFound, e.message, "list the fleet's sessions with `logbook fleet sessions`"),

@@ -11,6 +11,7 @@ export const jsonFlag = Flag.Boolean("json").pipe(
 
 /** The `<session>` argument: a session id or its directory name as `logbook sessions` lists it. */
 export const sessionArgument = Argument.String("session").pipe(
+  Argument.filter((id) => id.length > 0, () => "the session id is empty"),
   Argument.withDescription("Session id (or its directory name, as `logbook sessions` lists it)")
 )
 

@@ -23,9 +23,40 @@ const untilReaderGone = <E, R>(effect: Effect.Effect<void, E, R>): Effect.Effect
 export const writeOut = (text: string) =>
   Stdio.Stdio.use((stdio) => untilReaderGone(Stream.run(Stream.succeed(text), stdio.stdout())))
 
-/** Writes one line (or several, joined) to stdout, control characters shown as visible escapes. */
-export const printLines = (...lines: ReadonlyArray<string>) =>
-  writeOut(lines.map((l) => `${terminalSafe(l)}\n`).join(""))
+/** Lines per write of {@link printAll}: one write per chunk, never one huge string or call. */
+const LINES_PER_WRITE = 1024
+
+/** The lines, each shown through `show`, as newline-terminated texts of at most {@link LINES_PER_WRITE} lines each. */
+function* lineChunks(lines: ReadonlyArray<string>, show: (line: string) => string): Generator<string> {
+  for (let at = 0; at < lines.length; at += LINES_PER_WRITE) {
+    let text = ""
+    const end = Math.min(lines.length, at + LINES_PER_WRITE)
+    for (let i = at; i < end; i++) text += `${show(lines[i] ?? "")}\n`
+    yield text
+  }
+}
+
+const writeLines = (lines: ReadonlyArray<string>, show: (line: string) => string) =>
+  Stdio.Stdio.use((stdio) =>
+    untilReaderGone(
+      Stream.run(Stream.fromIterable({ [Symbol.iterator]: () => lineChunks(lines, show) }), stdio.stdout())
+    )
+  )
+
+/**
+ * Writes an array of lines to stdout in chunks, control characters shown as visible escapes (any length: the array is never spread into a
+ * call, and output starts before the last line is formatted into text).
+ */
+export const printAll = (lines: ReadonlyArray<string>) => writeLines(lines, terminalSafe)
+
+/**
+ * Writes lines that are already terminal-safe (they carry the CLI's own highlighting) in chunks,
+ * as they are; anything recorded in them must have gone through `terminalSafe` first.
+ */
+export const printAllVerbatim = (lines: ReadonlyArray<string>) => writeLines(lines, (line) => line)
+
+/** Writes one line (or a few, joined) to stdout; a list of any length goes through {@link printAll}. */
+export const printLines = (...lines: ReadonlyArray<string>) => printAll(lines)
 
 /** Writes a value as pretty JSON to stdout (the `--json` output of every command), C1 controls escaped. */
 export const printJson = (value: unknown) => writeOut(`${terminalSafeJson(JSON.stringify(value, null, 2))}\n`)
@@ -113,7 +144,7 @@ export const table = (
   rows: ReadonlyArray<ReadonlyArray<string>>,
   right: ReadonlyArray<number> = []
 ): Array<string> => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)))
+  const widths = header.map((h, i) => rows.reduce((w, r) => Math.max(w, (r[i] ?? "").length), h.length))
   const line = (cells: ReadonlyArray<string>) =>
     cells.map((cell, i) => {
       const width = widths[i] ?? cell.length

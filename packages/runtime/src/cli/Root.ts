@@ -1,12 +1,16 @@
 /**
  * The root `logbook` command and its shared flags (`--workspace`, `--sessions-dir`), and where
  * the sessions root is for this invocation: `--sessions-dir`, else `LOGBOOK_SESSIONS_DIR`, else
- * `<workspace>/.logbook/sessions` with the workspace defaulting to the current directory.
+ * `<workspace>/.logbook/sessions` with the workspace defaulting to the current directory. Every
+ * command resolves its root here, so every command refuses an unusable root the same way: an
+ * empty flag is a usage error, a root that is a symbolic link or not a directory an I/O error
+ * (a missing root is fine: readers find no sessions, writers create it).
  */
-import { absolutePath, defaultSessionsDir } from "@logbook/store"
+import { absolutePath, defaultSessionsDir, SessionFs, StoreIoError } from "@logbook/store"
 import { Config, Context, Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
+import { UsageError } from "./Errors.ts"
 
 /** The version `logbook --version` prints. */
 export const CLI_VERSION = "0.1.0"
@@ -46,9 +50,41 @@ export interface Location {
   readonly flags: ReadonlyArray<string>
 }
 
-/** The sessions root of this invocation. */
+/** An empty `--workspace` or `--sessions-dir` would silently mean the current directory: refused. */
+const nonEmpty = (flag: string, value: Option.Option<string>) =>
+  Option.isSome(value) && value.value.length === 0
+    ? Effect.fail(
+      new UsageError({
+        detail: `${flag} is empty`,
+        hint: `give ${flag} a directory (\`${flag} .\` for the current one), or leave the flag out`
+      })
+    )
+    : Effect.void
+
+/**
+ * Refuses a sessions root that exists but is not a real directory: a symbolic link (never
+ * followed, as everywhere in the store) or a file. A missing root is usable.
+ */
+export const checkSessionsRoot = Effect.fn("cli.checkSessionsRoot")(function*(sessionsDir: string) {
+  const fs = yield* SessionFs
+  const info = yield* fs.lstat(sessionsDir)
+  if (Option.isNone(info) || info.value.type === "Directory") return
+  const link = info.value.type === "SymbolicLink"
+  return yield* new StoreIoError({
+    operation: "cli.root",
+    path: sessionsDir,
+    code: link ? "ELOOP" : "ENOTDIR",
+    detail: link
+      ? "the sessions root is a symbolic link (the store never follows links)"
+      : `the sessions root is a ${info.value.type === "File" ? "regular file" : "special file"}, not a directory`
+  })
+})
+
+/** The sessions root of this invocation, refused when it is unusable (see {@link checkSessionsRoot}). */
 export const location = Effect.gen(function*() {
   const root = yield* rootCommand
+  yield* nonEmpty("--workspace", root.workspace)
+  yield* nonEmpty("--sessions-dir", root.sessionsDir)
   const env = yield* Config.option(Config.String("LOGBOOK_SESSIONS_DIR")).pipe(
     Effect.orElseSucceed(() => Option.none<string>())
   )
@@ -63,6 +99,7 @@ export const location = Effect.gen(function*() {
     ...(Option.isSome(root.workspace) ? ["--workspace", root.workspace.value] : []),
     ...(Option.isSome(root.sessionsDir) ? ["--sessions-dir", root.sessionsDir.value] : [])
   ]
+  yield* checkSessionsRoot(sessionsDir)
   return { workspace, sessionsDir, flags } satisfies Location
 })
 

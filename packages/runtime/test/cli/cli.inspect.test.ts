@@ -178,6 +178,12 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       const ws = yield* workspace
       const dir = path.join(sessionsOf(ws), "damaged")
       fs.cpSync(path.join(sessionsOf(demoWs), "demo"), dir, { recursive: true })
+      // The copy is session `damaged` (a manifest naming another session is a finding of its own).
+      const manifest = path.join(dir, "manifest.json")
+      fs.writeFileSync(
+        manifest,
+        fs.readFileSync(manifest, "utf8").replace("\"session_id\":\"demo\"", "\"session_id\":\"damaged\"")
+      )
       const events = path.join(dir, "events.jsonl")
       const garbageAt = fs.statSync(events).size
       fs.appendFileSync(events, "this is not json\n")
@@ -215,7 +221,7 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       assert.deepStrictEqual(repaired.malformed_lines.lines.map((l) => l.offset), [garbageAt, tornAt])
     }))
 
-  it.effect("a VT Code log with token counts beyond 2^53 shows its turns, verifies clean and prints them", () =>
+  it.effect("a VT Code log with token counts beyond 2^53 shows its turns, verifies clean and prints their exact digits", () =>
     Effect.gen(function*() {
       const ws = yield* workspace
       const dir = path.join(sessionsOf(ws), "vt")
@@ -240,9 +246,18 @@ layer(DemoStoreLive, { excludeTestServices: true, concurrent: true })("logbook i
       ], { concurrency: 2 })
       assert.strictEqual(verify.code, 0, verify.stdout + verify.stderr)
       assert.strictEqual(first.code, 0, first.stderr)
-      // Shown as the nearest double: JavaScript holds no more of such a count once parsed.
-      assert.include(first.stdout, `"input_tokens":9007199254740992,`)
-      assert.include(second.stdout, `"input_tokens":18446744073709552000,`)
+      // Shown with the digits the file holds, not the nearest double of the parsed value.
+      assert.strictEqual(
+        first.stdout,
+        "{\"type\":\"turn.started\"}\n" +
+          "{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9007199254740993,\"cached_input_tokens\":0," +
+          "\"cache_creation_tokens\":0,\"output_tokens\":3}}\n"
+      )
+      assert.include(second.stdout, `"input_tokens":18446744073709551615,`)
+      const events = yield* runHere(["events", "vt", "--offsets"], { cwd: ws })
+      assert.include(events.stdout, `"input_tokens":9007199254740993,`)
+      assert.include(events.stdout, `"input_tokens":18446744073709551615,`)
+      for (const line of events.stdout.trim().split("\n")) JSON.parse(line)
       assert.strictEqual(fs.readFileSync(path.join(dir, "events.jsonl"), "utf8"), log, "the bytes are untouched")
       // Appending a count Logbook cannot write exactly stops the input like an invalid line.
       const big = yield* runHere(["append", "vt"], {

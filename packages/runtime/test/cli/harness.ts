@@ -129,10 +129,13 @@ export const runInBackground = (
     ({ child }) => Effect.sync(() => child.kill("SIGKILL"))
   ).pipe(Effect.map(({ background }) => background))
 
-/** Polls until `check` holds; dies after a generous bound (never a timing assertion). */
-export const eventually = (what: string, check: () => boolean) =>
+/**
+ * Polls until `check` holds; dies after a generous bound (`polls` of 20 ms, default 1000, and
+ * longer on a busy machine since each wait is at least 20 ms) — never a timing assertion.
+ */
+export const eventually = (what: string, check: () => boolean, polls = 1000) =>
   Effect.gen(function*() {
-    for (let i = 0; i < 1000; i++) {
+    for (let i = 0; i < polls; i++) {
       if (check()) return
       yield* Effect.sleep("20 millis")
     }

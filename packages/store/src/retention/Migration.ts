@@ -5,7 +5,9 @@
  * the reference lacks: private atomic writes, sorted iteration, idempotence (an existing session
  * is skipped and reported, never overwritten or re-counted), imported sessions pinned so
  * retention never deletes them, links never followed, and a report of what was created and
- * skipped and why. The legacy files are copied byte for byte, never parsed.
+ * skipped and why. The legacy files are copied byte for byte, never parsed. `removeLegacy` never
+ * removes a legacy entry that was not imported (or proven identical to what an earlier run
+ * imported): when one would be lost, the legacy folders stay and the report names what stays.
  */
 import { encodeManifest, formatRfc3339, SESSION_STORE_SCHEMA_VERSION, sessionDirName } from "@logbook/domain"
 import { Clock, Effect, Option } from "effect"
@@ -58,6 +60,12 @@ export interface MigrationReport {
   readonly created: ReadonlyArray<MigratedSession>
   readonly skipped: ReadonlyArray<SkippedLegacy>
   readonly legacyBytesFreed: number | undefined
+  /**
+   * Entries of the legacy folders that removing them would lose: not imported by this run nor
+   * proven identical to a session's copy. When `removeLegacy` was asked and this is not empty,
+   * nothing was removed (`legacyBytesFreed` is `undefined`).
+   */
+  readonly legacyKept: ReadonlyArray<SkippedLegacy>
 }
 
 /** Prefix of the staging directory a session is assembled in before it is renamed into place. */
@@ -93,9 +101,11 @@ const planFolder = (fs: SessionFsApi, legacyDir: string, folder: string, kind: L
   Effect.gen(function*() {
     const plans: Array<Plan> = []
     const skipped: Array<SkippedLegacy> = []
+    // Entries that are not legacy files at all: never imported, so never removed either.
+    const others: Array<SkippedLegacy> = []
     const dir = NodePath.join(legacyDir, folder)
     const info = yield* fs.lstat(dir)
-    if (Option.isNone(info)) return { plans, skipped }
+    if (Option.isNone(info)) return { plans, skipped, others }
     if (info.value.type !== "Directory") {
       skipped.push({
         source: folder,
@@ -103,12 +113,15 @@ const planFolder = (fs: SessionFsApi, legacyDir: string, folder: string, kind: L
           ? "the legacy folder is a symbolic link (never followed)"
           : "not a directory"
       })
-      return { plans, skipped }
+      return { plans, skipped, others }
     }
     for (const name of yield* fs.listDir(dir)) {
       const source = `${folder}/${name}`
       const sessionId = legacyId(kind, name)
-      if (sessionId === undefined) continue
+      if (sessionId === undefined) {
+        others.push({ source, reason: `not a legacy ${kind} file (not imported)` })
+        continue
+      }
       const entry = yield* fs.lstat(NodePath.join(dir, name))
       if (Option.isNone(entry)) continue
       if (entry.value.type !== "File") {
@@ -128,8 +141,19 @@ const planFolder = (fs: SessionFsApi, legacyDir: string, folder: string, kind: L
         mtimeMs: entry.value.mtimeMs
       })
     }
-    return { plans, skipped }
+    return { plans, skipped, others }
   })
+
+/**
+ * Whether `copy` holds exactly the bytes of `legacy` (an earlier run imported it); anything that
+ * cannot be read as a regular file is not proven identical.
+ */
+const sameBytes = (fs: SessionFsApi, copy: string, legacy: string) =>
+  Effect.gen(function*() {
+    const a = yield* fs.readFileNoFollow(copy)
+    const b = yield* fs.readFileNoFollow(legacy)
+    return Option.isSome(a) && Option.isSome(b) && Buffer.compare(a.value, b.value) === 0
+  }).pipe(Effect.catch(() => Effect.succeed(false)))
 
 /**
  * Imports the legacy folders of `legacyDir` (a workspace's `.vtcode`) into new sessions below
@@ -140,7 +164,9 @@ const planFolder = (fs: SessionFsApi, legacyDir: string, folder: string, kind: L
  * source — and then renamed into place, so a session exists whole or not at all. A session
  * directory that already exists is skipped and reported (never overwritten or counted again),
  * so re-running is a no-op. Links in or in place of the legacy folders are never followed.
- * `removeLegacy` then removes `history/` and `logs/` (never `checkpoints/`).
+ * `removeLegacy` then removes `history/` and `logs/` (never `checkpoints/`) — only when every
+ * entry in them was imported, or is a file a session already holds byte for byte; otherwise
+ * nothing is removed and `legacyKept` names what would have been lost.
  *
  * **Gotchas**: imported sessions are pinned, so retention keeps them until `unpin`; the rename
  * into place is not followed by a directory fsync — after a crash a re-run imports what is missing.
@@ -152,20 +178,27 @@ export const migrateLegacy = Effect.fn("Migration.migrateLegacy")(
     const root = NodePath.resolve(sessionsDir)
     const created: Array<MigratedSession> = []
     const skipped: Array<SkippedLegacy> = []
+    const kept: Array<SkippedLegacy> = []
     const taken = new Set<string>()
     if (!dryRun) yield* fs.ensureSessionsRoot(root)
     const nowMs = yield* Clock.currentTimeMillis
     for (const [folder, kind, target] of FOLDERS) {
       const listed = yield* planFolder(fs, NodePath.resolve(legacyDir), folder, kind, target)
-      skipped.push(...listed.skipped)
+      for (const entry of listed.skipped) {
+        skipped.push(entry)
+        kept.push(entry)
+      }
+      for (const entry of listed.others) kept.push(entry)
       for (const plan of listed.plans) {
         const paths = pathsForDir(root, plan.dirName)
         const exists = taken.has(plan.dirName) || Option.isSome(yield* fs.lstat(paths.dir))
         if (exists) {
-          skipped.push({
-            source: plan.source,
-            reason: `session directory ${plan.dirName} already exists (left as it is)`
-          })
+          const identical = yield* sameBytes(fs, NodePath.join(paths.dir, "derived", plan.target), plan.path)
+          const reason = identical
+            ? `session directory ${plan.dirName} already exists and holds the same bytes (imported before)`
+            : `session directory ${plan.dirName} already exists (left as it is)`
+          skipped.push({ source: plan.source, reason })
+          if (!identical) kept.push({ source: plan.source, reason: `not imported: ${reason}` })
           continue
         }
         const bytes = yield* fs.readFileNoFollow(plan.path)
@@ -213,7 +246,7 @@ export const migrateLegacy = Effect.fn("Migration.migrateLegacy")(
       }
     }
     let legacyBytesFreed: number | undefined = undefined
-    if (options.removeLegacy === true && !dryRun) {
+    if (options.removeLegacy === true && !dryRun && kept.length === 0) {
       const retention = yield* Retention
       legacyBytesFreed = yield* retention.gcLegacy(NodePath.join(NodePath.resolve(legacyDir), "sessions"))
     }
@@ -225,7 +258,8 @@ export const migrateLegacy = Effect.fn("Migration.migrateLegacy")(
       bytesMigrated: created.reduce((sum, c) => sum + c.bytes, 0),
       created,
       skipped,
-      legacyBytesFreed
+      legacyBytesFreed,
+      legacyKept: kept
     } satisfies MigrationReport
   }
 )

@@ -140,15 +140,44 @@ describe("migrateLegacy", () => {
   it.effect("removeLegacy removes only history/ and logs/, after importing", () =>
     Effect.gen(function*() {
       const ws = yield* legacyWorkspace
+      fs.rmSync(path.join(ws.vtcode, "history", "notes.txt"))
       const report = yield* migrateLegacy(ws.vtcode, ws.sessions, { removeLegacy: true })
       assert.strictEqual(report.sessionsCreated, 2)
-      assert.strictEqual(
-        report.legacyBytesFreed,
-        memoryFixture.length + trajectoryFixture.length + "not an envelope".length
-      )
+      assert.deepStrictEqual(report.legacyKept, [])
+      assert.strictEqual(report.legacyBytesFreed, memoryFixture.length + trajectoryFixture.length)
       assert.deepStrictEqual(fs.readdirSync(ws.vtcode).sort(), ["checkpoints"])
       assert.strictEqual(fs.readFileSync(path.join(ws.vtcode, "checkpoints", "keep.bin"), "utf8"), "checkpoint")
       assert.isTrue(fs.existsSync(path.join(ws.sessions, "session-foo.memory", "derived", "memory.json")))
+    }).pipe(Effect.provide(layer)))
+
+  it.effect("removeLegacy removes nothing while a legacy entry was neither imported nor already held", () =>
+    Effect.gen(function*() {
+      const ws = yield* legacyWorkspace
+      // A session directory of the same name with other content: the legacy file is not imported.
+      const clash = path.join(ws.sessions, "session-foo.memory", "derived")
+      fs.mkdirSync(clash, { recursive: true })
+      fs.writeFileSync(path.join(clash, "memory.json"), "another session's view")
+      const before = snapshot(ws.vtcode)
+      const report = yield* migrateLegacy(ws.vtcode, ws.sessions, { removeLegacy: true })
+      assert.deepStrictEqual(report.created.map((c) => c.sessionId), ["traj-20260101T000000Z"])
+      assert.isUndefined(report.legacyBytesFreed)
+      assert.deepStrictEqual(report.legacyKept.map((k) => k.source), [
+        "history/notes.txt",
+        "history/session-foo.memory.json"
+      ])
+      assert.include(
+        report.legacyKept[1]?.reason ?? "",
+        "not imported: session directory session-foo.memory already exists"
+      )
+      assert.deepStrictEqual(snapshot(ws.vtcode), before)
+      // Once the clash holds the legacy bytes and the stray file is gone, every entry is accounted for.
+      fs.writeFileSync(path.join(clash, "memory.json"), memoryFixture)
+      fs.rmSync(path.join(ws.vtcode, "history", "notes.txt"))
+      const again = yield* migrateLegacy(ws.vtcode, ws.sessions, { removeLegacy: true })
+      assert.deepStrictEqual(again.legacyKept, [])
+      assert.include(again.skipped[0]?.reason ?? "", "holds the same bytes (imported before)")
+      assert.strictEqual(again.legacyBytesFreed, memoryFixture.length + trajectoryFixture.length)
+      assert.deepStrictEqual(fs.readdirSync(ws.vtcode).sort(), ["checkpoints"])
     }).pipe(Effect.provide(layer)))
 
   it.effect("never follows links planted in history/ or logs/, or in place of a legacy folder", () =>
@@ -181,7 +210,10 @@ describe("migrateLegacy", () => {
       assert.isFalse(fs.existsSync(path.join(ws.sessions, "traj-x")))
       assert.isFalse(fs.existsSync(path.join(ws.sessions, "evil")))
       assert.deepStrictEqual(snapshot(outside), outsideBefore)
-      assert.isFalse(fs.existsSync(path.join(ws.vtcode, "logs")))
+      // Entries that were not imported (the links, the directory, the linked folder) keep the folders.
+      assert.isUndefined(second.legacyBytesFreed)
+      assert.includeMembers(second.legacyKept.map((k) => k.source), ["logs", "history/evil.json", "history/dir.json"])
+      assert.isTrue(fs.lstatSync(path.join(ws.vtcode, "logs")).isSymbolicLink())
     }).pipe(Effect.provide(layer)))
 
   it.effect("a dry run reports what it would create and writes nothing", () =>

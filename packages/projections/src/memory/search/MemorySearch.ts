@@ -134,6 +134,10 @@ const snippetOf = (text: string): string => snippetAround(text, new Set(), SNIPP
 
 // A hit's turn is re-read from its start offset for at most this many bytes to place its snippet.
 const SNIPPET_SCAN_BYTES = 4 * 1024 * 1024
+// ...in reads of this size: every line of a read is decoded, and a turn is usually far shorter
+// than the default 256 KiB read, so such a read would decode the next turns' lines for every hit
+// (with --max in the thousands, most of the search's time).
+const SNIPPET_READ_BYTES = 4 * 1024
 
 const isTurnEnd = (event: ThreadEvent): boolean =>
   event.type === "turn.completed" || event.type === "turn.failed" || event.type === "turn.blocked"
@@ -153,7 +157,7 @@ const turnTextAt = (root: string, name: string, start: number) =>
   })
 
 const turnTextIn = (path: string, start: number, end: number) =>
-  readEventRecords(path, { start, end }).pipe(
+  readEventRecords(path, { start, end, chunkSize: SNIPPET_READ_BYTES }).pipe(
     Stream.filterMap((record) => record._tag === "Event" ? Result.succeed(record) : Result.failVoid),
     Stream.takeWhile((record) => record.offset === start || record.event.type !== "turn.started"),
     Stream.takeUntil((record) => isTurnEnd(record.event)),

@@ -7,8 +7,9 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { bm25Idf, tokenize } from "@logbook/domain"
+import { SessionFs } from "@logbook/store"
 import { appendAll, ev, nodeLayer, openLog, plantView, sessionsRoot } from "@logbook/testkit"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SearchIndex, sessionDocs } from "../../../src/memory/search/internal/searchIndex.ts"
@@ -230,6 +231,48 @@ describe("searchMemory (history)", () => {
       check(yield* fresh(searchMemory(root, "websocket", { scope: "history", now: NOW })))
       check(yield* fresh(searchMemory(root, "websocket", { scope: "history", now: NOW })))
     }).pipe(Effect.provide(nodeLayer())))
+})
+
+describe("searchMemory (history, many results)", () => {
+  it.effect(
+    "placing a thousand snippets reads each hit turn, not the next 256 KiB of the log",
+    () =>
+      Effect.gen(function*() {
+        const { root } = yield* testRoot
+        // Written as a VT Code log would be (a few thousand turns, no manifest needed to search).
+        fs.mkdirSync(path.join(root, "many"), { recursive: true })
+        const line = (event: unknown) => `{"schema_version":"0.18.0","event":${JSON.stringify(event)}}\n`
+        const usage = { input_tokens: 1, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 1 }
+        let text = ""
+        for (let i = 0; i < 3000; i++) {
+          text += line({ type: "turn.started" }) +
+            line({
+              type: "item.completed",
+              item: { id: `m${i}`, type: "agent_message", text: `websocket turn ${i} ${"filler ".repeat(i % 40)}` }
+            }) +
+            line({ type: "turn.completed", usage })
+        }
+        fs.writeFileSync(path.join(root, "many", "events.jsonl"), text)
+        const size = fs.statSync(path.join(root, "many", "events.jsonl")).size
+        // The index is built (and its snapshot written) first; then only the snippets read the log.
+        yield* fresh(searchMemory(root, "websocket", { scope: "history", now: NOW, maxResults: 1000 }))
+        const real = yield* SessionFs
+        let streamed = 0
+        const counting = SessionFs.of({
+          ...real,
+          stream: (file, options) =>
+            real.stream(file, options).pipe(Stream.tap((chunk) => Effect.sync(() => (streamed += chunk.length))))
+        })
+        const results = yield* searchMemory(root, "websocket", { scope: "history", now: NOW, maxResults: 1000 }).pipe(
+          Effect.provideService(SessionFs, counting)
+        )
+        assert.strictEqual(results.length, 1000)
+        for (const r of results) assert.include(r.snippet, `websocket turn ${(r.turn ?? 0) - 1}`)
+        // A few KiB per hit turn (each is well under 1 KiB): linear in the results, not in the log.
+        assert.isAtMost(streamed / results.length, 8 * 1024, `${streamed} bytes streamed for a ${size}-byte log`)
+      }).pipe(Effect.provide(nodeLayer())),
+    { timeout: 120_000 }
+  )
 })
 
 const WORDS = ["fix", "in", "ran", "failed", "test", "login", "src", "ts", "npm", "build", "deploy", "cache"]

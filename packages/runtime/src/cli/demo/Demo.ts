@@ -29,6 +29,7 @@ export const demoCommand = Command.make(
       Flag.withDefault(3)
     ),
     session: Flag.String("session").pipe(
+      Flag.filter((id) => id.length > 0, () => "--session is empty"),
       Flag.withDescription("Session id to record into (default demo-<UTC timestamp>); must not exist yet"),
       Flag.optional
     ),

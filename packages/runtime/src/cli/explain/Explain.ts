@@ -154,6 +154,7 @@ export const evidenceCommand = Command.make(
       Flag.withDefault(0)
     ),
     limit: Flag.Int("limit").pipe(
+      Flag.filter((n) => n >= 1 && n <= 32_768, (n) => `--limit must be 1 to 32768, got ${n}`),
       Flag.withDescription("Bytes per page, 1 to 32768 (default 32768)"),
       Flag.withDefault(32_768)
     ),

@@ -68,6 +68,12 @@ const packVerifyCommand = Command.make(
   {
     db: fleetDbFlag,
     session: sessionArgument,
+    pack: Flag.String("pack").pipe(
+      Flag.withDescription(
+        "Check this pack file (e.g. an auditor's own copy) instead of the replicated derived/audit-pack.json"
+      ),
+      Flag.optional
+    ),
     verifyKey: Flag.String("verify-key").pipe(
       Flag.withAlias("public-key"),
       Flag.withDescription("Require a valid signature by this Ed25519 public key (PEM); also --public-key"),
@@ -84,12 +90,17 @@ const packVerifyCommand = Command.make(
     "Check the replicated derived/audit-pack.json of a session against what the fleet holds: events.jsonl " +
       "rebuilt from its replicated lines, every other file from its replicated copy, sizes and SHA-256 " +
       "recomputed from the stored bytes. Same report and exit codes as `logbook pack verify`: 0 verified, " +
-      "5 mismatched or missing files or a wrong digest or signature, 4 invalid pack."
+      "5 mismatched or missing files or a wrong digest or signature, 4 invalid pack. With --pack, the pack is " +
+      "read from that file (an auditor's copy kept outside the system it audits)."
   ),
   Command.withExamples([
     {
       command: "logbook fleet pack verify demo --verify-key keys/audit-pack-signing.pub",
       description: "Check `demo`'s signed pack from the fleet alone"
+    },
+    {
+      command: "logbook fleet pack verify demo --pack audit/demo.pack.json --verify-key keys/audit-pack-signing.pub",
+      description: "Check the fleet's copy of `demo` against the auditor's own pack"
     }
   ])
 )

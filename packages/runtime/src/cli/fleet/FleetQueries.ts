@@ -18,8 +18,8 @@ import { parsePublicSigningKey } from "@logbook/projections"
 import { Effect, Option } from "effect"
 import type { Redacted } from "effect"
 import { PackNotVerified } from "../Errors.ts"
-import { note, printJson, printLines, withProgress } from "../Output.ts"
-import { problemCount, readKeyFile, verificationJson, verificationText } from "../packs/Pack.ts"
+import { note, printAll, printJson, printLines, withProgress } from "../Output.ts"
+import { problemCount, readKeyFile, readPackFile, verificationJson, verificationText } from "../packs/Pack.ts"
 import { location } from "../Root.ts"
 import { sessionJson, sessionsTable } from "../session/Sessions.ts"
 import type { ShowView } from "../session/Show.ts"
@@ -42,7 +42,7 @@ export const fleetSessions = Effect.fn("cli.fleet.sessions")(function*(args: {
   } else if (listing.sessions.length === 0) {
     yield* printLines(`No sessions in the fleet ${listing.target}. Replicate a store with \`logbook replicate\`.`)
   } else {
-    yield* printLines(...sessionsTable(listing.sessions, [{ header: "ORIGIN", cell: (s) => s.originHost }]))
+    yield* printAll(sessionsTable(listing.sessions, [{ header: "ORIGIN", cell: (s) => s.originHost }]))
   }
   if (listing.unreadable.length > 0) {
     yield* note(
@@ -68,8 +68,8 @@ export const fleetShow = Effect.fn("cli.fleet.show")(function*(args: {
   if (args.json) {
     return yield* printJson({ ...showJson(view), origin_host: fleet.row.originHost, fleet: target.display })
   }
-  yield* printLines(
-    ...showText(
+  yield* printAll(
+    showText(
       view,
       `none on this machine (\`logbook fleet restore ${fleet.row.sessionId}\` recreates it)`,
       [`Origin        ${fleet.row.originHost} (replicated to the fleet ${target.display})`]
@@ -77,26 +77,32 @@ export const fleetShow = Effect.fn("cli.fleet.show")(function*(args: {
   )
 })
 
-/** `fleet pack verify <session> [--verify-key FILE] [--json]`. */
+/** `fleet pack verify <session> [--pack FILE] [--verify-key FILE] [--json]`. */
 export const fleetPackVerify = Effect.fn("cli.fleet.pack.verify")(function*(args: {
   readonly db: Option.Option<Redacted.Redacted<string>>
   readonly session: string
+  readonly pack: Option.Option<string>
   readonly verifyKey: Option.Option<string>
   readonly json: boolean
 }) {
   const publicKey = Option.isSome(args.verifyKey)
     ? Option.some(yield* parsePublicSigningKey(yield* readKeyFile(args.verifyKey.value), args.verifyKey.value))
     : Option.none()
+  // An auditor's own copy is read (and checked to be a pack) before the fleet is asked anything.
+  const given = Option.isSome(args.pack) ? Option.some(yield* readPackFile(args.pack.value)) : Option.none()
   const target = yield* fleetTargetFromConfig("fleet.pack.verify", args.db)
   const { pack, packPath, result, row } = yield* withFleet(
     target,
-    verifyFleetPack(target, args.session, Option.isSome(publicKey) ? { publicKey: publicKey.value } : {})
+    verifyFleetPack(target, args.session, {
+      ...(Option.isSome(publicKey) ? { publicKey: publicKey.value } : {}),
+      ...(Option.isSome(given) ? { pack: given.value } : {})
+    })
   )
   const keyGiven = Option.isSome(publicKey)
   if (args.json) {
     yield* printJson({ ...verificationJson(row.sessionId, packPath, result), origin_host: row.originHost })
   } else {
-    yield* printLines(...verificationText(packPath, pack, result, keyGiven))
+    yield* printAll(verificationText(packPath, pack, result, keyGiven))
   }
   if (!result.verified) {
     return yield* new PackNotVerified({ session: row.sessionId, pack: packPath, count: problemCount(result, keyGiven) })

@@ -19,6 +19,7 @@ export const replicateCommand = Command.make(
       Flag.withDefault(false)
     ),
     session: Flag.String("session").pipe(
+      Flag.filter((id) => id.length > 0, () => "--session is empty"),
       Flag.withDescription("Replicate only this session (its id or directory name)"),
       Flag.optional
     ),

@@ -10,7 +10,7 @@ import { goalSnapshotPath, loadGoalSnapshot, loadProgress, progressPath } from "
 import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
 import { jsonFlag, sessionArgument } from "../Flags.ts"
-import { printJson, printLines } from "../Output.ts"
+import { printAll, printJson, printLines } from "../Output.ts"
 import { location } from "../Root.ts"
 
 /** How many history entries the human view shows (newest last). */
@@ -59,7 +59,7 @@ export const goalShowCommand = Command.make(
     if (Option.isNone(goal)) {
       return yield* printLines(`Session ${session} has no goal (${goalSnapshotPath(paths)} does not exist).`)
     }
-    yield* printLines(...goalLines(session, goal.value))
+    yield* printAll(goalLines(session, goal.value))
   })
 ).pipe(
   Command.withDescription(

@@ -15,7 +15,7 @@ import * as NodeOs from "node:os"
 import * as NodePath from "node:path"
 import { CommandFailed } from "../Errors.ts"
 import { jsonFlag } from "../Flags.ts"
-import { note, printJson, printLines, shellQuote, table, withProgressLine } from "../Output.ts"
+import { note, printAll, printJson, shellQuote, table, withProgressLine } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 const pathsArgument = Argument.String("path").pipe(
@@ -149,7 +149,7 @@ const watchSources = (
     return yield* Effect.forever(Effect.gen(function*() {
       const report = yield* importSessions({ sessionsDir, format, paths, signatures })
       const lines = watchLines(report, told, json)
-      if (lines.length > 0) yield* printLines(...lines)
+      if (lines.length > 0) yield* printAll(lines)
       yield* Effect.sleep(Duration.seconds(interval))
     }))
   })
@@ -195,7 +195,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
     const invocation = yield* Invocation
     const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
     if (json) yield* printJson(report)
-    else yield* printLines(...summaryLines(report, where.sessionsDir, next))
+    else yield* printAll(summaryLines(report, where.sessionsDir, next))
     const failed = report.sources.filter((s) => s.status === "failed" || s.status === "refused")
     if (failed.length > 0) {
       return yield* new CommandFailed({

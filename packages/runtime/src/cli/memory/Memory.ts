@@ -14,7 +14,7 @@ import { Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "../Errors.ts"
 import { jsonFlag, minScoreFlag, nowFlag, searchLimitFlag, searchQueryArgument, sessionArgument } from "../Flags.ts"
-import { note, printJson, printLines, shellQuote, writeOut } from "../Output.ts"
+import { note, printAll, printAllVerbatim, printJson, printLines, shellQuote } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 /** A memory view on stdin larger than this is refused (a view is a summary, not a log). */
@@ -111,7 +111,11 @@ const reportSkippedSession = (skipped: SkippedSession) =>
 export const factsCommand = Command.make(
   "facts",
   {
-    session: Flag.String("session").pipe(Flag.withDescription("Only this session"), Flag.optional),
+    session: Flag.String("session").pipe(
+      Flag.filter((id) => id.length > 0, () => "--session is empty"),
+      Flag.withDescription("Only this session"),
+      Flag.optional
+    ),
     limit: Flag.Int("limit").pipe(
       Flag.filter((n) => n >= 1, (n) => `--limit must be at least 1, got ${n}`),
       Flag.withDescription("At most N facts (default 100)"),
@@ -134,7 +138,7 @@ export const factsCommand = Command.make(
           : "No facts (no session has a derived/memory.json with facts; `memory derive <session>` builds one)."
       )
     }
-    yield* printLines(...facts.map((f) => `${f.session_id}  ${f.fact}`))
+    yield* printAll(facts.map((f) => `${f.session_id}  ${f.fact}`))
   })
 ).pipe(
   Command.withDescription(
@@ -162,7 +166,7 @@ export const resultLine = (r: MemorySearchResult, terms: ReadonlySet<string> | u
 
 /** Prints {@link resultLine}s as they are (already terminal-safe; `printLines` would escape the bold). */
 export const printResultLines = (results: ReadonlyArray<MemorySearchResult>, terms: ReadonlySet<string> | undefined) =>
-  writeOut(results.map((r) => `${resultLine(r, terms)}\n`).join(""))
+  printAllVerbatim(results.map((r) => resultLine(r, terms)))
 
 /** `search <query> [--scope facts|history] [--limit N] [--min-score S] [--now UNIX_SECONDS]` (`--in`, `--max` as aliases). */
 export const searchCommand = Command.make(

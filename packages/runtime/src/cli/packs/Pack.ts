@@ -20,7 +20,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
 import { PackNotVerified } from "../Errors.ts"
 import { jsonFlag, sessionArgument } from "../Flags.ts"
-import { formatBytes, printJson, printLines } from "../Output.ts"
+import { formatBytes, printAll, printJson, printLines } from "../Output.ts"
 import { location } from "../Root.ts"
 
 /** Reads a key file without following links. */
@@ -31,6 +31,12 @@ export const readKeyFile = Effect.fn("cli.pack.readKeyFile")(function*(path: str
     return yield* new StoreIoError({ operation: "pack.readKey", path, code: "ENOENT", detail: "no key file here" })
   }
   return new TextDecoder().decode(bytes.value)
+})
+
+/** Reads and decodes a pack file given on the command line (`--pack`), with its absolute path. */
+export const readPackFile = Effect.fn("cli.pack.readPackFile")(function*(file: string) {
+  const path = resolve(file)
+  return { pack: yield* readAuditPack(path), path }
 })
 
 /** `pack create`. */
@@ -186,7 +192,7 @@ const verifyCommand = Command.make(
     if (json) {
       yield* printJson(verificationJson(session, packPath, result))
     } else {
-      yield* printLines(...verificationText(packPath, read, result, keyGiven))
+      yield* printAll(verificationText(packPath, read, result, keyGiven))
     }
     if (!result.verified) {
       return yield* new PackNotVerified({ session, pack: packPath, count: problemCount(result, keyGiven) })

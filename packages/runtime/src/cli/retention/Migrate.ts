@@ -8,6 +8,7 @@ import { migrateLegacy } from "@logbook/store"
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { join } from "node:path"
+import { CommandFailed } from "../Errors.ts"
 import { jsonFlag } from "../Flags.ts"
 import { formatBytes, printJson, printLines, table } from "../Output.ts"
 import { location } from "../Root.ts"
@@ -28,8 +29,19 @@ const reportJson = (legacyDir: string, sessionsDir: string, r: MigrationReport) 
     bytes: c.bytes
   })),
   skipped: r.skipped.map((s) => ({ source: s.source, reason: s.reason })),
-  legacy_bytes_freed: r.legacyBytesFreed ?? null
+  legacy_bytes_freed: r.legacyBytesFreed ?? null,
+  legacy_kept: r.legacyKept.map((s) => ({ source: s.source, reason: s.reason }))
 })
+
+/** `--remove-legacy` kept the legacy folders because removing them would lose `kept` (exit 1). */
+const legacyKeptError = (legacyDir: string, kept: MigrationReport["legacyKept"]) =>
+  new CommandFailed({
+    detail: `kept ${legacyDir}/history and ${legacyDir}/logs: removing them would lose ${kept.length} ` +
+      `entr${kept.length === 1 ? "y" : "ies"} not imported: ` +
+      kept.map((k) => `${k.source} (${k.reason})`).join(", "),
+    hint: "import or move those entries (or compare the existing sessions with them), then run " +
+      "`logbook migrate --remove-legacy` again"
+  })
 
 /** `migrate`. */
 export const migrateCommand = Command.make(
@@ -49,7 +61,12 @@ export const migrateCommand = Command.make(
     const where = yield* location
     const legacyDir = join(where.workspace, ".vtcode")
     const report = yield* migrateLegacy(legacyDir, where.sessionsDir, { dryRun, removeLegacy })
-    if (json) return yield* printJson(reportJson(legacyDir, where.sessionsDir, report))
+    const refused = removeLegacy && !dryRun && report.legacyKept.length > 0
+    if (json) {
+      yield* printJson(reportJson(legacyDir, where.sessionsDir, report))
+      if (refused) return yield* legacyKeptError(legacyDir, report.legacyKept)
+      return
+    }
     const verb = dryRun ? "Would import" : "Imported"
     yield* printLines(
       `${dryRun ? "Dry run (nothing changed): " : ""}${verb} ${report.sessionsCreated} session(s) from ${legacyDir} ` +
@@ -66,8 +83,15 @@ export const migrateCommand = Command.make(
       ]),
       ...(report.legacyBytesFreed === undefined
         ? []
-        : [`Removed the legacy history/ and logs/ folders (${formatBytes(report.legacyBytesFreed)}).`])
+        : [`Removed the legacy history/ and logs/ folders (${formatBytes(report.legacyBytesFreed)}).`]),
+      ...(removeLegacy && dryRun && report.legacyKept.length > 0
+        ? [
+          `--remove-legacy would keep the legacy folders: ${report.legacyKept.length} entr(ies) were not imported:`,
+          ...report.legacyKept.map((k) => `  ${k.source}: ${k.reason}`)
+        ]
+        : [])
     )
+    if (refused) return yield* legacyKeptError(legacyDir, report.legacyKept)
   })
 ).pipe(
   Command.withShortDescription("Import legacy VT Code history and trajectory files as sessions"),

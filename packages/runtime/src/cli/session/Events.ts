@@ -3,10 +3,10 @@
  * JSONL, one bare ThreadEvent per line in canonical encoding (with `--offsets`, wrapped as
  * `{"offset":N,"event":…}` with the byte offset of its line in `events.jsonl`), read straight
  * from `events.jsonl` without opening (locking or repairing) the session. Lines that are not
- * valid records are reported on stderr with their byte offsets and skipped. A count beyond
- * 2^53 − 1 is printed as the nearest double (docs/format-notes.md#u64-counts). On a terminal
- * the events are redacted and terminal-safe (docs/security.md); `--raw`, or any pipe or file,
- * gets them as recorded, so `events | logbook append` copies a session.
+ * valid records are reported on stderr with their byte offsets and skipped. An event with a count
+ * beyond 2^53 − 1 is printed as its line stores it, digits exact (docs/format-notes.md#u64-counts).
+ * On a terminal the events are redacted and terminal-safe (docs/security.md); `--raw`, or any
+ * pipe or file, gets them as recorded, so `events | logbook append` copies a session.
  */
 import { encodeEventForDisplay, redactJson, terminalSafeJson } from "@logbook/domain"
 import type { LogRecord } from "@logbook/projections"
@@ -70,7 +70,7 @@ export const printRecords = <R>(records: Stream.Stream<LogRecord, StoreIoError, 
     }),
     Stream.filter((record) => record._tag === "Event"),
     Stream.map((record) => {
-      const json = encodeEventForDisplay(record.event)
+      const json = record.storedText ?? encodeEventForDisplay(record.event)
       const shown = options.redact === true ? redactedEventJson(json) : json
       return options.offsets === true ? `{"offset":${record.offset},"event":${shown}}\n` : `${shown}\n`
     })

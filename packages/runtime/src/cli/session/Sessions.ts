@@ -7,7 +7,7 @@ import { recentSessions } from "@logbook/projections"
 import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { jsonFlag } from "../Flags.ts"
-import { note, printJson, printLines, table } from "../Output.ts"
+import { note, printAll, printJson, printLines, table } from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 /** One session of `sessions --json`. */
@@ -63,7 +63,7 @@ export const sessionsCommand = Command.make(
       const cli = yield* Invocation
       yield* printLines(`No sessions in ${listing.sessionsDir}. Record one with \`${cli} demo\`.`)
     } else {
-      yield* printLines(...sessionsTable(listing.sessions))
+      yield* printAll(sessionsTable(listing.sessions))
     }
     if (listing.unreadable.length > 0) {
       yield* note(

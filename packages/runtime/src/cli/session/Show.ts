@@ -12,7 +12,7 @@ import { diskUsage, SessionFs } from "@logbook/store"
 import { Effect, Option } from "effect"
 import { Command } from "effect/cli"
 import { jsonFlag, sessionArgument } from "../Flags.ts"
-import { formatBytes, printJson, printLines, table, withProgress } from "../Output.ts"
+import { formatBytes, printAll, printJson, table, withProgress } from "../Output.ts"
 import { location } from "../Root.ts"
 
 /** Turn index entries listed in the text output before eliding the middle. */
@@ -186,7 +186,7 @@ export const showCommand = Command.make(
       usage
     }
     if (json) return yield* printJson(showJson(view))
-    yield* printLines(...showText(view, i.paths.dir))
+    yield* printAll(showText(view, i.paths.dir))
   })
 ).pipe(
   Command.withShortDescription("Show a session: manifest, turns, lock state, size on disk"),

@@ -193,6 +193,55 @@ describe("fleet queries", () => {
   )
 
   it.live(
+    "fleet pack verify --pack checks an auditor's own copy with the report and exit codes of pack verify --pack",
+    () =>
+      Effect.gen(function*() {
+        const { base, fleet, sessions, store } = yield* setUp
+        const session = sessions[0] ?? ""
+        const copy = path.join(base, "auditor.pack.json")
+        fs.copyFileSync(path.join(store, session, "derived", "audit-pack.json"), copy)
+        // The fleet's own replicated pack is gone: only the auditor's copy can be checked.
+        yield* withDb(Effect.gen(function*() {
+          const sql = yield* Sql.SqlClient
+          yield* sql`delete from files where session_id = ${session} and path = 'derived/audit-pack.json'`
+        }))
+        assert.strictEqual((yield* fleet(["pack", "verify", session])).exitCode, 1)
+        const both = (file: string) =>
+          Effect.gen(function*() {
+            const local = yield* logbook(["--sessions-dir", store, "pack", "verify", session, "--pack", file, "--json"])
+            const remote = yield* fleet(["pack", "verify", session, "--pack", file, "--json"])
+            assert.strictEqual(remote.exitCode, local.exitCode, remote.stdout + remote.stderr)
+            if (local.stdout !== "") {
+              assert.deepStrictEqual(
+                withoutKeys(JSON.parse(remote.stdout), ["origin_host"]),
+                JSON.parse(local.stdout)
+              )
+            }
+            return { local, remote }
+          })
+        const ok = yield* both(copy)
+        assert.strictEqual(ok.remote.exitCode, 0)
+        assert.strictEqual(JSON.parse(ok.remote.stdout).pack_path, copy)
+        const text = yield* fleet(["pack", "verify", session, "--pack", copy])
+        assert.include(text.stdout, `Audit pack ${copy} of session ${session}`)
+        assert.include(text.stdout, "Verified: every listed file matches")
+
+        const pack = JSON.parse(fs.readFileSync(copy, "utf8")) as { entries: Array<{ sha256: string }> }
+        const first = pack.entries[0]
+        if (first !== undefined) first.sha256 = "0".repeat(64)
+        const edited = path.join(base, "edited.pack.json")
+        fs.writeFileSync(edited, JSON.stringify(pack))
+        assert.strictEqual((yield* both(edited)).remote.exitCode, 5)
+
+        const garbage = path.join(base, "garbage.pack.json")
+        fs.writeFileSync(garbage, "{not a pack")
+        assert.strictEqual((yield* both(garbage)).remote.exitCode, 4)
+        assert.strictEqual((yield* both(path.join(base, "absent.pack.json"))).remote.exitCode, 1)
+      }),
+    240_000
+  )
+
+  it.live(
     "fleet restore recreates every file byte for byte, private, and never overwrites a session",
     () =>
       Effect.gen(function*() {

@@ -107,6 +107,23 @@ describe("memory views and search from the CLI", () => {
       assert.match(spelled, /a turn 2 {2}Updated the changelog/u)
     }))
 
+  it.effect(
+    "facts --limit 200000 prints every fact of a large view without overflowing the stack",
+    () =>
+      Effect.gen(function*() {
+        const workspace = yield* tempDir("memory-cli")
+        const many = Array.from({ length: 200_000 }, (_, i) => `fact ${i}`)
+        yield* record(workspace, "big", ["one turn"], many)
+        const r = yield* logbook(["--workspace", workspace, "facts", "--limit", "200000"])
+        assert.strictEqual(r.exitCode, 0, r.stderr.slice(0, 2000))
+        const lines = r.stdout.split("\n")
+        assert.strictEqual(lines.length, 200_001)
+        assert.strictEqual(lines[0], "big  fact 0")
+        assert.strictEqual(lines[199_999], "big  fact 199999")
+      }),
+    { timeout: 120_000 }
+  )
+
   it.effect("memory write validates stdin and is idempotent; derive keeps the host view", () =>
     Effect.gen(function*() {
       const workspace = yield* tempDir("memory-cli")

@@ -108,6 +108,47 @@ describe("logbook pack", () => {
       assert.include(digest.stdout, "pack digest INVALID")
     }))
 
+  it.effect("a pack relabelled as another session's (id, status, counters) does not verify without a key", () =>
+    Effect.gen(function*() {
+      const { at, session, workspace } = yield* recorded
+      assert.strictEqual((yield* at(["pack", "create", "p"])).exitCode, 0)
+      const pack = JSON.parse(fs.readFileSync(path.join(session, "derived", "audit-pack.json"), "utf8"))
+      // A reference-format pack (no digest) claiming to be session q's, or another turn count.
+      const { pack_digest: _, ...unsealed } = pack
+      for (const [edit, field] of [[{ session_id: "q" }, "session_id"], [{ turn_count: 9 }, "turn_count"]] as const) {
+        const file = path.join(workspace, `${field}.pack.json`)
+        fs.writeFileSync(file, JSON.stringify({ ...unsealed, ...edit }))
+        const r = yield* at(["pack", "verify", "p", "--pack", file])
+        assert.strictEqual(r.exitCode, 5, r.stdout + r.stderr)
+        assert.include(r.stdout, "NOT verified")
+        assert.include(r.stdout, `mismatch  manifest.json: the pack's ${field} is`)
+      }
+      const honest = path.join(workspace, "honest.pack.json")
+      fs.writeFileSync(honest, JSON.stringify(unsealed))
+      assert.strictEqual((yield* at(["pack", "verify", "p", "--pack", honest])).exitCode, 0)
+    }))
+
+  it.effect(
+    "a pack of 200 000 entries is reported in full, without overflowing the stack",
+    () =>
+      Effect.gen(function*() {
+        const { at, session, workspace } = yield* recorded
+        assert.strictEqual((yield* at(["pack", "create", "p"])).exitCode, 0)
+        const pack = JSON.parse(fs.readFileSync(path.join(session, "derived", "audit-pack.json"), "utf8"))
+        const { pack_digest: _, ...unsealed } = pack
+        const gone = Array.from(
+          { length: 200_000 },
+          (_, i) => ({ path: `gone/f${i}`, bytes: 0, sha256: "0".repeat(64) })
+        )
+        const file = path.join(workspace, "big.pack.json")
+        fs.writeFileSync(file, JSON.stringify({ ...unsealed, entries: [...unsealed.entries, ...gone] }))
+        const r = yield* at(["pack", "verify", "p", "--pack", file])
+        assert.strictEqual(r.exitCode, 5, r.stderr.slice(0, 2000))
+        assert.strictEqual(r.stdout.split("\n").filter((l) => l.startsWith("  missing   gone/")).length, 200_000)
+      }),
+    { timeout: 200_000 }
+  )
+
   it.effect("an unknown session exits 3", () =>
     Effect.gen(function*() {
       const { at } = yield* recorded

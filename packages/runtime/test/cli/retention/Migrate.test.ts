@@ -62,4 +62,28 @@ describe("logbook migrate", () => {
       assert.include(removed.stdout, "Removed the legacy history/ and logs/ folders")
       assert.deepStrictEqual(fs.readdirSync(vtcode), [])
     }))
+
+  it.effect("--remove-legacy refuses (exit 1, naming what stays) when a legacy file was not imported", () =>
+    Effect.gen(function*() {
+      const { sessions, vtcode, workspace } = yield* legacyWorkspace
+      fs.mkdirSync(path.join(sessions, "session-foo.memory"), { recursive: true })
+      const legacy = path.join(vtcode, "history", "session-foo.memory.json")
+      const bytes = fs.readFileSync(legacy)
+      const r = yield* logbook(["--workspace", workspace, "migrate", "--remove-legacy"])
+      assert.strictEqual(r.exitCode, 1, r.stdout + r.stderr)
+      assert.include(r.stdout, "Skipped 1:")
+      assert.notInclude(r.stdout, "Removed the legacy")
+      assert.include(
+        r.stderr,
+        "removing them would lose 1 entry not imported: history/session-foo.memory.json"
+      )
+      assert.deepStrictEqual(fs.readFileSync(legacy), bytes)
+      assert.isTrue(fs.existsSync(path.join(vtcode, "logs", "trajectory-20260101T000000Z.jsonl")))
+      const json = yield* logbook(["--workspace", workspace, "migrate", "--remove-legacy", "--json"])
+      assert.strictEqual(json.exitCode, 1)
+      assert.deepStrictEqual(
+        JSON.parse(json.stdout).legacy_kept.map((k: { source: string }) => k.source),
+        ["history/session-foo.memory.json"]
+      )
+    }))
 })

@@ -399,13 +399,17 @@ class TopK {
     if (last !== undefined && score < last.score) return
     const hit = make()
     if (last !== undefined && compareRanked(hit, last) >= 0) return
-    let i = list.length
-    while (i > 0) {
-      const prev = list[i - 1]
-      if (prev === undefined || compareRanked(prev, hit) <= 0) break
-      i--
+    // Binary search for the first kept hit ranked after this one (a linear walk made a
+    // --max in the thousands cost k steps per insertion).
+    let lo = 0
+    let hi = list.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      const at = list[mid]
+      if (at !== undefined && compareRanked(at, hit) <= 0) lo = mid + 1
+      else hi = mid
     }
-    list.splice(i, 0, hit)
+    list.splice(lo, 0, hit)
     if (list.length > this.k) list.pop()
   }
 
