@@ -1,0 +1,124 @@
+/**
+ * The whole-file import of a Gemini CLI JSON session (one object, rewritten by Gemini as it
+ * grows): progress is counted in messages and a file whose earlier messages changed is refused.
+ */
+import type { ImportFormat, ThreadEvent } from "@logbook/domain"
+import { geminiSessionMapper } from "@logbook/domain"
+import { EventLog, saveImportState, SessionFs } from "@logbook/store"
+import { Effect, Option, Predicate } from "effect"
+import { createHash } from "node:crypto"
+import { parseForeignLine } from "./ForeignLines.ts"
+import { emptyReport } from "./ImportReport.ts"
+import type { SourceReport } from "./ImportReport.ts"
+import { bump } from "./internal/counts.ts"
+import { mappers } from "./internal/formatRegistry.ts"
+import { prepare } from "./internal/importAdmission.ts"
+
+/** How many events of a JSON session are appended together. */
+const JSON_SESSION_BATCH = 512
+
+/** Whole-file JSON sessions larger than this are refused (they are parsed in one piece). */
+export const MAX_JSON_SESSION_BYTES = 256 * 1024 * 1024
+
+/**
+ * Imports a Gemini CLI session stored as one JSON object (`{sessionId, projectHash, …, messages}`).
+ * Gemini rewrites the whole file as a session grows, so progress is counted in messages: the
+ * digest covers the messages already imported (each as its JSON text), and a file whose earlier
+ * messages changed is refused like a changed prefix.
+ */
+export const importJsonSession = (sessionsDir: string, path: string, format: ImportFormat | "auto", size: number) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const notSession = format === "auto"
+      ? emptyReport(path, "ignored", "not a session file of a known format")
+      : emptyReport(path, "failed", "not a Gemini CLI session (expected sessionId, projectHash and messages)", "gemini")
+    if (size > MAX_JSON_SESSION_BYTES) {
+      return emptyReport(path, "failed", `larger than ${MAX_JSON_SESSION_BYTES} bytes, too large for a JSON session`)
+    }
+    const bytes = yield* fs.readFileNoFollow(path)
+    if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
+    const parsed = parseForeignLine(bytes.value, false)
+    const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
+    if (!Predicate.isReadonlyObject(value)) return notSession
+    const { messages, ...header } = value
+    if (!Array.isArray(messages)) return notSession
+    const identity = geminiSessionMapper.identify(header)
+    if (identity === undefined) return notSession
+    const prepared = yield* prepare(sessionsDir, identity, "gemini", mappers.gemini)
+    const base: SourceReport = {
+      ...emptyReport(path, "unchanged", "", "gemini"),
+      session: identity.sessionId,
+      reason: undefined
+    }
+    const refused = (reason: string): SourceReport => ({ ...base, status: "refused", reason })
+    if ("refusal" in prepared) return { ...base, status: prepared.refusal.status, reason: prepared.refusal.reason }
+    const previous = prepared.previous
+    const done = Option.isSome(previous) ? previous.value.offset : 0
+    const hash = createHash("sha256")
+    const records: Array<unknown> = Option.isNone(previous) ? [header] : []
+    for (let i = 0; i < messages.length; i++) {
+      if (i === done && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256) {
+        return refused("messages imported before have changed since; nothing was merged")
+      }
+      hash.update(JSON.stringify(messages[i]))
+      if (i >= done) records.push(messages[i])
+    }
+    if (Option.isSome(previous)) {
+      if (messages.length < done) {
+        return refused(`fewer messages than were already imported (${done})`)
+      }
+      if (messages.length === done) {
+        if (hash.copy().digest("hex") !== previous.value.prefix_sha256) {
+          return refused("messages imported before have changed since; nothing was merged")
+        }
+        return base
+      }
+    }
+    const run = prepared.run
+    let written = 0
+    const skipped: Record<string, number> = {}
+    yield* Effect.scoped(Effect.gen(function*() {
+      const log = yield* EventLog.open({
+        sessionsDir,
+        sessionId: identity.sessionId,
+        maxEvents: 0,
+        maxBytes: 0,
+        requireExclusive: true,
+        barrierAtTurnBoundary: false
+      })
+      const batch: Array<ThreadEvent> = []
+      for (const record of records) {
+        const step = run.step(record)
+        if (step.skipped !== undefined) bump(skipped, step.skipped)
+        for (const event of step.events) batch.push(event)
+        if (batch.length >= JSON_SESSION_BATCH) {
+          const part = batch.splice(0)
+          yield* log.appendAll(part)
+          written += part.length
+        }
+      }
+      yield* log.appendAll(batch)
+      written += batch.length
+      yield* log.flush
+    }))
+    const after = yield* fs.lstat(prepared.paths.events)
+    yield* saveImportState(prepared.paths, {
+      version: 1,
+      format: "gemini",
+      source: path,
+      offset: messages.length,
+      prefix_sha256: hash.digest("hex"),
+      lines: 0,
+      records: messages.length,
+      log_length: Option.isSome(after) ? after.value.size : 0,
+      mapper_state: run.snapshot()
+    })
+    return {
+      ...base,
+      status: Option.isNone(previous) ? "created" : "updated",
+      events_written: written,
+      records_read: records.length,
+      records_skipped: skipped,
+      open_turn_usage: run.openUsage()
+    } satisfies SourceReport
+  })

@@ -1,0 +1,247 @@
+/**
+ * The JSONL import pipeline: one source's bytes as a stream of lines in bounded memory — the first
+ * lines name the format and the session, the part an earlier import consumed is only hashed and
+ * checked against its digest, and what follows is mapped and appended through the store.
+ */
+import type { ImportFormat, ImportIdentity, ThreadEvent } from "@logbook/domain"
+import { recogniseImportFormat } from "@logbook/domain"
+import type { ImportState, RawLine, SessionLog } from "@logbook/store"
+import { EventLog, saveImportState, SessionFs, sessionPaths, splitLines } from "@logbook/store"
+import { Effect, Option, Stream } from "effect"
+import { createHash } from "node:crypto"
+import { parseForeignLine } from "./ForeignLines.ts"
+import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
+import type { SkippedLine, SourceReport } from "./ImportReport.ts"
+import { bump } from "./internal/counts.ts"
+import { identityFromName, mapperOf } from "./internal/formatRegistry.ts"
+import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
+import { prepare } from "./internal/importAdmission.ts"
+import type { Refusal } from "./internal/importAdmission.ts"
+
+const PEEK_LINES = 200
+
+/** A source of bytes to import: its name (a path, or `-` for stdin) and its content from the start. */
+export interface ImportInput<E> {
+  readonly name: string
+  readonly bytes: Stream.Stream<Uint8Array, E>
+}
+
+/**
+ * Imports one source in a single pass over its bytes (see the module comment): the first lines
+ * name the format and the session; the part consumed by an earlier import is only hashed and
+ * checked against the recorded digest; what follows is mapped and appended.
+ */
+export const importInput = Effect.fn("Importer.importInput")(function*<E>(
+  sessionsDir: string,
+  input: ImportInput<E>,
+  format: ImportFormat | "auto"
+) {
+  const fs = yield* SessionFs
+  const comments = format === "exec" || format === "auto"
+  const buffered: Array<RawLine> = []
+  let found: ImportFormat | undefined = format === "auto" ? undefined : format
+  let identity: ImportIdentity | undefined
+  let begun = false
+  let stop: Refusal | undefined
+  // Set once the source is known (begin):
+  let mapper: AnyMapper | undefined
+  let paths: ReturnType<typeof sessionPaths> | undefined
+  let previous: Option.Option<ImportState> = Option.none()
+  let run: MapperRun | undefined
+  let prevOffset = 0
+  let lines = 0
+  let prevRecords = 0
+  const hash = createHash("sha256")
+  let log: SessionLog | undefined
+  const recordsSkipped: Record<string, number> = {}
+  const skippedLines: Array<SkippedLine> = []
+  let skippedCount = 0
+  let split = 0
+  let replaced = 0
+  let pendingTail = 0
+  let consumed = 0
+  let written = 0
+  let readNow = 0
+
+  const begin = Effect.gen(function*() {
+    begun = true
+    if (found === undefined) return (stop = { status: "ignored", reason: "not a session file of a known format" })
+    mapper = mapperOf(found)
+    identity ??= identityFromName(input.name, found)
+    if (identity === undefined) {
+      return (stop = { status: "failed", reason: "no session id found in its first records or its name" })
+    }
+    const prepared = yield* prepare(sessionsDir, identity, found, mapper)
+    paths = prepared.paths
+    if ("refusal" in prepared) return (stop = prepared.refusal)
+    previous = prepared.previous
+    run = prepared.run
+    if (Option.isNone(previous)) return
+    const state = previous.value
+    prevOffset = state.offset
+    lines = state.lines
+    prevRecords = state.records
+  })
+
+  const changed: Refusal = {
+    status: "refused",
+    reason: "the part of the source imported before has changed since; nothing was merged — " +
+      "remove the session to import the source again"
+  }
+
+  // Events mapped from the lines of one chunk, appended together (one `appendAll` per chunk).
+  const pending: Array<ThreadEvent> = []
+
+  const handle = (line: RawLine): void => {
+    if (stop !== undefined || run === undefined || paths === undefined || identity === undefined) return
+    const end = line.offset + line.bytes.length
+    if (end <= prevOffset) {
+      hash.update(line.bytes)
+      consumed = end
+      if (
+        end === prevOffset && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256
+      ) {
+        stop = changed
+      }
+      return
+    }
+    if (line.offset < prevOffset) {
+      stop = changed
+      return
+    }
+    const terminated = line.bytes[line.bytes.length - 1] === 10
+    const parsed = parseForeignLine(line.bytes, comments && found === "exec")
+    if (!terminated && parsed._tag !== "Records") {
+      pendingTail = line.bytes.length
+      return
+    }
+    lines++
+    hash.update(line.bytes)
+    consumed = end
+    if (parsed._tag === "Bad") {
+      skippedCount++
+      if (skippedLines.length < MAX_LINES_LISTED) skippedLines.push({ line: lines, reason: parsed.reason })
+      return
+    }
+    if (parsed._tag !== "Records") return
+    if (parsed.split) split++
+    if (parsed.replaced) replaced++
+    for (const value of parsed.values) {
+      const result = run.step(value)
+      readNow++
+      if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
+      for (const event of result.events) pending.push(event)
+    }
+  }
+
+  /** Appends the events of the chunk just handled, opening the session's log at the first one. */
+  const appendPending = Effect.gen(function*() {
+    if (pending.length === 0 || identity === undefined) return
+    log ??= yield* EventLog.open({
+      sessionsDir,
+      sessionId: identity.sessionId,
+      maxEvents: 0,
+      maxBytes: 0,
+      requireExclusive: true,
+      barrierAtTurnBoundary: false
+    })
+    const batch = pending.splice(0)
+    yield* log.appendAll(batch)
+    written += batch.length
+  })
+
+  const peekLines = (chunk: ReadonlyArray<RawLine>) =>
+    Effect.gen(function*() {
+      for (const line of chunk) {
+        if (begun) {
+          handle(line)
+          continue
+        }
+        buffered.push(line)
+        const parsed = parseForeignLine(line.bytes, comments)
+        if (parsed._tag === "Records") {
+          for (const value of parsed.values) {
+            found ??= recogniseImportFormat(value)
+            identity ??= found === undefined ? undefined : mapperOf(found)?.identify(value)
+          }
+        }
+        if (identity !== undefined || buffered.length >= PEEK_LINES) {
+          yield* begin
+          for (const held of buffered.splice(0)) handle(held)
+        }
+      }
+      yield* appendPending
+    })
+
+  const base = (): SourceReport => ({
+    ...emptyReport(input.name, "unchanged", "", found),
+    session: identity?.sessionId,
+    parent_session: identity?.parentSessionId,
+    reason: undefined
+  })
+
+  yield* Effect.scoped(Effect.gen(function*() {
+    yield* input.bytes.pipe(
+      splitLines(0),
+      Stream.takeWhile(() => stop === undefined),
+      Stream.runForEachArray(peekLines)
+    )
+    if (!begun) {
+      yield* begin
+      for (const held of buffered.splice(0)) handle(held)
+      yield* appendPending
+    }
+    if (log !== undefined) yield* log.flush
+  }))
+  if (stop !== undefined) return { ...base(), status: stop.status, reason: stop.reason } satisfies SourceReport
+  if (paths === undefined || run === undefined || found === undefined) return base()
+  if (Option.isSome(previous) && consumed < prevOffset) {
+    return {
+      ...base(),
+      status: "refused",
+      reason: `the source is shorter than what was already imported (${prevOffset} bytes)`
+    } satisfies SourceReport
+  }
+  if (Option.isSome(previous) && consumed === prevOffset) {
+    return { ...base(), status: "unchanged", pending_tail_bytes: pendingTail } satisfies SourceReport
+  }
+  if (Option.isNone(previous) && log === undefined) {
+    // Nothing to write (e.g. a Claude file holding only `summary` records): no empty session is made.
+    return {
+      ...base(),
+      status: "ignored",
+      reason: "nothing to import: no record of it maps to an event",
+      records_read: readNow,
+      records_skipped: recordsSkipped,
+      lines_skipped: skippedLines,
+      lines_skipped_count: skippedCount,
+      pending_tail_bytes: pendingTail
+    } satisfies SourceReport
+  }
+  const after = yield* fs.lstat(paths.events)
+  const saved: ImportState = {
+    version: 1,
+    format: found,
+    source: input.name,
+    offset: consumed,
+    prefix_sha256: hash.digest("hex"),
+    lines,
+    records: prevRecords + readNow,
+    log_length: Option.isSome(after) ? after.value.size : 0,
+    mapper_state: run.snapshot()
+  }
+  yield* saveImportState(paths, saved)
+  return {
+    ...base(),
+    status: Option.isNone(previous) ? "created" : "updated",
+    events_written: written,
+    records_read: readNow,
+    records_skipped: recordsSkipped,
+    lines_skipped: skippedLines,
+    lines_skipped_count: skippedCount,
+    lines_split: split,
+    lines_with_invalid_utf8: replaced,
+    pending_tail_bytes: pendingTail,
+    open_turn_usage: run.openUsage()
+  } satisfies SourceReport
+})

@@ -1,0 +1,70 @@
+/**
+ * The format registry: every foreign format's pure mapper from domain, behind one shape whose
+ * state is hidden (and persisted as plain JSON), and the identity a source's file name gives when
+ * its records name none.
+ */
+import type { ImportFormat, ImportIdentity, ImportMapper, ThreadEvent, UsageTotals } from "@logbook/domain"
+import { claudeTranscriptMapper, codexExecMapper, codexRolloutMapper, geminiSessionMapper } from "@logbook/domain"
+import { Result, Schema } from "effect"
+import * as NodePath from "node:path"
+
+/** A mapping in progress: the mapper with its state kept inside, so the importer needs no state type. */
+export interface MapperRun {
+  readonly step: (record: unknown) => { readonly events: ReadonlyArray<ThreadEvent>; readonly skipped?: string }
+  /** The state as the JSON saved in `derived/import.json`. */
+  readonly snapshot: () => Schema.Json
+  readonly openUsage: () => UsageTotals
+}
+
+/** A mapper of some format whose state type is hidden behind {@link MapperRun}. */
+export interface AnyMapper {
+  readonly identify: (record: unknown) => ImportIdentity | undefined
+  readonly start: (identity: ImportIdentity) => MapperRun
+  readonly resume: (saved: unknown) => Result.Result<MapperRun, Schema.SchemaError>
+}
+
+const runOf = <S>(mapper: ImportMapper<S>, initial: S): MapperRun => {
+  let state = initial
+  return {
+    step: (record) => {
+      const result = mapper.step(state, record)
+      state = result.state
+      return result
+    },
+    snapshot: () => toJson(Schema.encodeUnknownSync(mapper.state)(state)),
+    openUsage: () => mapper.openUsage(state)
+  }
+}
+
+const anyMapper = <S>(mapper: ImportMapper<S>): AnyMapper => ({
+  identify: mapper.identify,
+  start: (identity) => runOf(mapper, mapper.initial(identity)),
+  resume: (saved) => Result.map(Schema.decodeUnknownResult(mapper.state)(saved), (state) => runOf(mapper, state))
+})
+
+/** Every format Logbook imports, with its pure mapper from domain. */
+export const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
+  codex: anyMapper(codexRolloutMapper),
+  claude: anyMapper(claudeTranscriptMapper),
+  exec: anyMapper(codexExecMapper),
+  gemini: anyMapper(geminiSessionMapper)
+}
+
+/** The mapper of a format. */
+export const mapperOf = (format: ImportFormat): AnyMapper => mappers[format]
+
+const UUID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/iu
+
+/** The identity a source's name gives when its records name none (`rollout-…-<uuid>.jsonl`, `<uuid>.jsonl`). */
+export const identityFromName = (name: string, format: ImportFormat): ImportIdentity | undefined => {
+  const uuid = UUID.exec(NodePath.basename(name))?.[1]
+  if (uuid === undefined || (format !== "codex" && format !== "claude")) return undefined
+  const id = `${format}-${uuid}`
+  return { sessionId: id, threadId: format === "codex" ? uuid : id }
+}
+
+/** The mapper states are plain JSON by construction (their Schemas are Structs of JSON values). */
+const toJson = (value: unknown): Schema.Json => {
+  const json = Schema.decodeUnknownResult(Schema.Json)(value)
+  return Result.isSuccess(json) ? json.success : null
+}

@@ -1,0 +1,51 @@
+/**
+ * Source discovery: the files below the paths an import was given, in a stable order, through
+ * the store's no-follow walk; a link or a missing path given directly is reported, never followed.
+ */
+import type { ImportFormat } from "@logbook/domain"
+import type { StoreIoError } from "@logbook/store"
+import { regularFilesBelow, SessionFs } from "@logbook/store"
+import { Effect, Option, Result } from "effect"
+import * as NodePath from "node:path"
+import type { SourceStatus } from "../ImportReport.ts"
+
+const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
+  format === "gemini" ? [".json", ".jsonl"] : format === "auto" ? [".jsonl", ".json"] : [".jsonl"]
+
+/** A file found to import, or a given path that cannot be (with the report it gets). */
+export interface Candidate {
+  readonly path: string
+  readonly problem?: { readonly status: SourceStatus; readonly reason: string }
+}
+
+/** The files below the given paths, in a stable order; links are reported, never followed. */
+export const collectSources = (paths: ReadonlyArray<string>, format: ImportFormat | "auto") =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const out: Array<Candidate> = []
+    const exts = extensionsOf(format)
+    const walk = (dir: string): Effect.Effect<void, StoreIoError> =>
+      Effect.map(
+        regularFilesBelow(fs, dir, (_, name, type) => type === "Directory" || exts.some((ext) => name.endsWith(ext))),
+        (files) => {
+          for (const file of files) out.push({ path: file.path })
+        }
+      )
+    for (const given of paths) {
+      const path = NodePath.resolve(given)
+      const info = yield* Effect.result(fs.lstat(path))
+      if (Result.isFailure(info)) {
+        out.push({ path, problem: { status: "failed", reason: info.failure.message } })
+      } else if (Option.isNone(info.success)) {
+        out.push({ path, problem: { status: "failed", reason: "no such file or directory" } })
+      } else if (info.success.value.type === "SymbolicLink") {
+        out.push({ path, problem: { status: "refused", reason: "a symbolic link (links are never followed)" } })
+      } else if (info.success.value.type === "Directory") {
+        const walked = yield* Effect.result(walk(path))
+        if (Result.isFailure(walked)) out.push({ path, problem: { status: "failed", reason: walked.failure.message } })
+      } else {
+        out.push({ path })
+      }
+    }
+    return out
+  })
