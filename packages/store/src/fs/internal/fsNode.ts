@@ -10,195 +10,31 @@
  * reads are chunked (`pread` of at most `chunkSize` bytes per pull), so memory stays bounded.
  */
 import { Clock, Effect, Option, Result, Stream } from "effect"
-import type { Stats } from "node:fs"
 import { basename, dirname, join } from "node:path"
-import type {
-  AppendFile,
-  DirectoryHandle,
-  FileInfo,
-  LockProbe,
-  LockResult,
-  SessionFsApi,
-  StreamOptions
-} from "../SessionFs.ts"
+import type { AppendFile, DirectoryHandle, LockProbe, LockResult, SessionFsApi, StreamOptions } from "../SessionFs.ts"
 import type { StoreIoError } from "../StoreError.ts"
-import { errorCode, errorDetail, FsRefusal, ioRefusal, toCreateDirError, toIoError } from "./fsErrors.ts"
 import {
-  checkedAbsolute,
-  chmodDirNoFollow,
-  fsyncDir,
-  readFully,
-  removeTreeSync,
-  walkDir,
-  withFd,
-  writeAll
-} from "./fsPath.ts"
+  commitTemp,
+  createIfAbsentSync,
+  DIR_MODE,
+  FILE_MODE,
+  fileInfo,
+  guardFd,
+  prepareTempIn,
+  requireRegular,
+  walkedDir,
+  writeAtomicIn,
+  writeAtomicSync
+} from "./fsAtomic.ts"
+import type { WriteDir } from "./fsAtomic.ts"
+import { errorCode, errorDetail, FsRefusal, ioRefusal, toCreateDirError, toIoError } from "./fsErrors.ts"
+import { checkedAbsolute, chmodDirNoFollow, readFully, removeTreeSync, walkDir, withFd, writeAll } from "./fsPath.ts"
 import type { Sys } from "./fsSys.ts"
 import { Flags, WRITE_SEARCH } from "./fsSys.ts"
 
 /** Default chunk of a streamed read: large enough to amortise syscalls, small enough to bound memory. */
 export const DEFAULT_CHUNK_SIZE = 256 * 1024
 const MAX_CHUNK_SIZE = 16 * 1024 * 1024
-const TEMP_ATTEMPTS = 32
-const FILE_MODE = 0o600
-const DIR_MODE = 0o700
-
-const fileInfo = (stats: Stats): FileInfo => ({
-  type: stats.isSymbolicLink() ? "SymbolicLink" : stats.isDirectory() ? "Directory" : stats.isFile() ? "File" : "Other",
-  size: stats.size,
-  mtimeMs: stats.mtimeMs
-})
-
-/** Runs `use` on a fresh descriptor; closes it only when `use` throws (success hands it on). */
-const guardFd = <A>(sys: Sys, fd: number, use: (fd: number) => A): A => {
-  const result = Result.try(() => use(fd))
-  if (Result.isFailure(result)) {
-    Result.try(() => sys.close(fd))
-  }
-  return Result.getOrThrow(result)
-}
-
-const requireRegular = (sys: Sys, fd: number): number => {
-  const stats = sys.fstat(fd)
-  if (!stats.isFile()) {
-    throw new FsRefusal(stats.isDirectory() ? "EISDIR" : "EINVAL", "not a regular file")
-  }
-  return stats.size
-}
-
-/** Refuses an existing destination that is a symlink or not a regular file. */
-const requireReplaceable = (sys: Sys, path: string): void => {
-  const stats = sys.lstat(path)
-  if (stats === undefined || stats.isFile()) {
-    return
-  }
-  if (stats.isSymbolicLink()) {
-    throw new FsRefusal("ELOOP", "destination is a symbolic link")
-  }
-  throw new FsRefusal(stats.isDirectory() ? "EISDIR" : "EINVAL", "destination is not a regular file")
-}
-
-/** docs/format.md#permissions create-if-absent private file: create `0600` without following links, or accept a regular file. */
-const createIfAbsentSync = (sys: Sys, path: string): void => {
-  const created = Result.try(() => sys.open(path, Flags.createExclusiveNoFollow, FILE_MODE))
-  if (Result.isSuccess(created)) {
-    withFd(sys, created.success, (fd) => sys.fchmod(fd, FILE_MODE))
-    return
-  }
-  if (errorCode(created.failure) !== "EEXIST") {
-    throw created.failure
-  }
-  const stats = sys.lstat(path)
-  if (stats === undefined) {
-    throw created.failure
-  }
-  if (stats.isSymbolicLink()) {
-    throw new FsRefusal("ELOOP", "refusing a symbolic link")
-  }
-  if (!stats.isFile()) {
-    throw new FsRefusal("EINVAL", "exists and is not a regular file")
-  }
-}
-
-interface TempFile {
-  readonly fd: number
-  readonly path: string
-}
-
-const createTemp = (sys: Sys, dir: string, base: string, pid: number, nanos: bigint): TempFile => {
-  for (let attempt = 0; attempt < TEMP_ATTEMPTS; attempt++) {
-    const path = join(dir, `.${base}.${pid}.${nanos}.${attempt}.tmp`)
-    const opened = Result.try(() => sys.open(path, Flags.createExclusiveNoFollow, FILE_MODE))
-    if (Result.isSuccess(opened)) {
-      return { fd: opened.success, path }
-    }
-    if (errorCode(opened.failure) !== "EEXIST") {
-      throw opened.failure
-    }
-  }
-  throw new FsRefusal("EEXIST", `no free temporary name after ${TEMP_ATTEMPTS} attempts`)
-}
-
-/** Runs `step` on an open temp file; on failure closes and removes the temp, then rethrows. */
-const guardTemp = (sys: Sys, temp: TempFile, step: () => void): void => {
-  const done = Result.try(step)
-  if (Result.isFailure(done)) {
-    Result.try(() => sys.close(temp.fd))
-    Result.try(() => sys.unlink(temp.path))
-    throw done.failure
-  }
-}
-
-/**
- * Where an atomic write happens: `dir` is the prefix that names the destination and its temp
- * sibling in system calls, and `syncDir` makes a rename in it durable. Either a path walked before
- * each write (`walkedDir`) or a held directory descriptor named `/proc/self/fd/<fd>` (`openDirectorySync`).
- */
-interface WriteDir {
-  readonly dir: string
-  readonly syncDir: () => void
-}
-
-/**
- * Directory `dir` walked now (created `0700` when missing) and fsynced by path after the rename.
- *
- * **Gotchas**: an existing directory's mode is left alone — callers that own the directory force
- * its mode with `ensurePrivateDir`.
- */
-const walkedDir = (sys: Sys, dir: string): WriteDir => {
-  walkDir(sys, dir, "ensure")
-  return { dir, syncDir: () => fsyncDir(sys, dir) }
-}
-
-/**
- * docs/format.md#permissions atomic private write, steps 1–3 in `place`: refuse a symlinked or
- * non-regular destination, create the exclusive `0600` temp sibling.
- */
-const prepareTempIn = (sys: Sys, pid: number, place: WriteDir, base: string, nanos: bigint): TempFile => {
-  requireReplaceable(sys, join(place.dir, base))
-  const temp = createTemp(sys, place.dir, base, pid, nanos)
-  guardTemp(sys, temp, () => sys.fchmod(temp.fd, FILE_MODE))
-  return temp
-}
-
-/**
- * docs/format.md#permissions atomic private write, steps 4–6 after the bytes are written: fsync, close, rename, then
- * the parent-directory fsync the reference omits; the temp is removed if any step before the
- * rename fails.
- *
- * **Gotchas**: the rename is durable only after the parent fsync; when that last step fails the
- * new content is visible but the write still fails, because its durability is unknown.
- */
-const commitTemp = (sys: Sys, temp: TempFile, place: WriteDir, base: string): void => {
-  guardTemp(sys, temp, () => sys.fsync(temp.fd))
-  const moved = Result.try(() => {
-    // A close error can carry a deferred write error (NFS): it fails the write.
-    sys.close(temp.fd)
-    sys.rename(temp.path, join(place.dir, base))
-  })
-  if (Result.isFailure(moved)) {
-    Result.try(() => sys.unlink(temp.path))
-    throw moved.failure
-  }
-  place.syncDir()
-}
-
-const writeAtomicIn = (
-  sys: Sys,
-  pid: number,
-  place: WriteDir,
-  base: string,
-  bytes: Uint8Array,
-  nanos: bigint
-): void => {
-  const temp = prepareTempIn(sys, pid, place, base, nanos)
-  guardTemp(sys, temp, () => writeAll(sys, temp.fd, bytes))
-  commitTemp(sys, temp, place, base)
-}
-
-const writeAtomicSync = (sys: Sys, pid: number, path: string, bytes: Uint8Array, nanos: bigint): void =>
-  writeAtomicIn(sys, pid, walkedDir(sys, dirname(path)), basename(path), bytes, nanos)
-
 const readNoFollowSync = (sys: Sys, path: string): Option.Option<Uint8Array> => {
   if (!walkDir(sys, dirname(path), "validate")) {
     return Option.none()
