@@ -33,6 +33,20 @@ const withFleet = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
       )
   )
 
+/**
+ * Runs `logbook <args>` against the embedded server, which refuses a connection until it has seen
+ * the previous one (a test's own, just closed) go: a run whose only failure was that refused
+ * connection is run again, under the same retry policy as the tests' own connections.
+ */
+const whenServerFree = (args: ReadonlyArray<string>, options?: Parameters<typeof logbook>[1]) =>
+  logbook(args, options).pipe(
+    Effect.flatMap((r) =>
+      r.exitCode === 1 && /fleet database [^\n]*connect/iu.test(r.stderr) ? Effect.fail(r) : Effect.succeed(r)
+    ),
+    Effect.retry(busyServerRetry),
+    Effect.catch((r) => Effect.succeed(r))
+  )
+
 /** The test database URL with a password added, to check that it is never printed. */
 const urlWithPassword = Effect.map(fleetTestTarget, (target) => {
   const url = new URL(Redacted.value(target.url))
@@ -57,14 +71,14 @@ describe("logbook replicate", () => {
       yield* seed(root, "alpha", 2)
       yield* seed(root, "beta", 3)
       const url = yield* urlWithPassword
-      const first = yield* logbook(["--sessions-dir", root, "replicate"], { env: { LOGBOOK_DATABASE_URL: url } })
+      const first = yield* whenServerFree(["--sessions-dir", root, "replicate"], { env: { LOGBOOK_DATABASE_URL: url } })
       assert.strictEqual(first.exitCode, 0, first.stderr)
       assert.match(first.stdout, /Replicated 15 line\(s\) .* of 2 session\(s\)/)
       for (const text of [first.stdout, first.stderr]) {
         assert.notInclude(text, "s3cret-pw")
         assert.notInclude(text, url)
       }
-      const again = yield* logbook(["--sessions-dir", root, "replicate", "--to", url, "--json"])
+      const again = yield* whenServerFree(["--sessions-dir", root, "replicate", "--to", url, "--json"])
       assert.strictEqual(again.exitCode, 0, again.stderr)
       const report = JSON.parse(again.stdout) as {
         inserted: number
@@ -115,7 +129,7 @@ describe("logbook replicate", () => {
       const { root } = yield* sessionsRoot("cli-replicate-conflict")
       yield* seed(root, "gamma", 2)
       const url = yield* urlWithPassword
-      const first = yield* logbook(["--sessions-dir", root, "replicate", "--to", url])
+      const first = yield* whenServerFree(["--sessions-dir", root, "replicate", "--to", url])
       assert.strictEqual(first.exitCode, 0, first.stderr)
       yield* withFleet(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
@@ -125,7 +139,7 @@ describe("logbook replicate", () => {
       const bytes = fs.readFileSync(events)
       bytes.write("TEXT", bytes.indexOf("text 1"))
       fs.writeFileSync(events, bytes)
-      const r = yield* logbook(["--sessions-dir", root, "replicate", "--to", url])
+      const r = yield* whenServerFree(["--sessions-dir", root, "replicate", "--to", url])
       assert.strictEqual(r.exitCode, 5, r.stderr)
       assert.include(r.stderr, "replication conflict in session gamma")
       assert.notInclude(r.stderr, "s3cret-pw")
