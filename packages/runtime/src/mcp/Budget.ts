@@ -11,7 +11,7 @@ import { Buffer } from "node:buffer"
 export const DEFAULT_MAX_TOKENS = 4000
 
 /** Smallest `max_tokens` a call may ask for. */
-export const MIN_MAX_TOKENS = 200
+export const MIN_MAX_TOKENS = 500
 
 /** Largest `max_tokens` a call may ask for. */
 export const MAX_MAX_TOKENS = 32_000
@@ -122,12 +122,20 @@ export const pageItems = <A>(
   return { items: page, next: at < items.length ? at : undefined }
 }
 
-/** One page of a text: `budget` characters from `start`; `next` is where the following page starts. */
+/** One page of a text: as many characters from `start` as fit in `budget` once JSON-escaped; `next` is where the following page starts. */
 export const pageText = (
   text: string,
   start: number,
   budget: number
 ): { readonly text: string; readonly next: number | undefined; readonly total: number } => {
-  const end = Math.min(text.length, start + budget)
+  let end = Math.min(text.length, start + budget)
+  // Escapes (quotes, newlines, controls) lengthen the text in JSON: shrink until the JSON fits.
+  for (
+    let size = jsonSize(text.slice(start, end));
+    size > budget && end > start + 1;
+    size = jsonSize(text.slice(start, end))
+  ) {
+    end = start + Math.max(1, Math.floor(((end - start) * budget) / size) - 1)
+  }
   return { text: text.slice(start, end), next: end < text.length ? end : undefined, total: text.length }
 }

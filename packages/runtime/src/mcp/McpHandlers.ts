@@ -45,6 +45,12 @@ const MAX_CITED_LINE = 4 * 1024 * 1024
 
 const decoder = new TextDecoder("utf-8")
 
+/** Characters a page's own fields (ids, cursor) take of its budget, beside its items. */
+const PAGE_OVERHEAD = 400
+
+/** Characters an item's citation takes beside its own JSON. */
+const CITATION_SIZE = 170
+
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
@@ -172,7 +178,12 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
     snippet: trimText(redactSecrets(r.snippet)),
     hit: r
   }))
-  const page = pageItems(rows, cursor?.at ?? 0, budget, ({ hit: _, ...row }) => jsonSize(row) + 120)
+  const page = pageItems(
+    rows,
+    cursor?.at ?? 0,
+    budget - PAGE_OVERHEAD,
+    ({ hit: _, ...row }) => jsonSize(row) + CITATION_SIZE
+  )
   const offsetsBySession = new Map<string, Map<string, number>>()
   if (scope === "facts") {
     for (const row of page.items) {
@@ -225,7 +236,7 @@ export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir:
     updated_at: s.updatedAt,
     live: s.live
   }))
-  const page = pageItems(rows, cursor?.at ?? 0, budget, (r) => jsonSize(r) + 200)
+  const page = pageItems(rows, cursor?.at ?? 0, budget - PAGE_OVERHEAD, (r) => jsonSize(r) + 200)
   const sessions = yield* Effect.forEach(page.items, (row) =>
     Effect.gen(function*() {
       const paths = yield* findSession(sessionsDir, row.session_id)
@@ -276,7 +287,12 @@ export const showSession = Effect.fn("Mcp.showSession")(function*(sessionsDir: s
     open_turn: m.in_turn === true ? m.turn_count + 1 : null,
     events_bytes: i.fileLen
   }
-  const page = pageItems(rows, cursor?.at ?? 0, Math.max(budget - jsonSize(head), 400), (r) => jsonSize(r) + 110)
+  const page = pageItems(
+    rows,
+    cursor?.at ?? 0,
+    budget - PAGE_OVERHEAD - jsonSize(head),
+    (r) => jsonSize(r) + CITATION_SIZE
+  )
   const turns = yield* Effect.forEach(
     page.items,
     ({ offset, ...row }) => Effect.map(citeLine(session, i.paths.events, offset), (citation) => ({ ...row, citation }))
@@ -338,20 +354,25 @@ export const readTurnPage = Effect.fn("Mcp.readTurn")(function*(sessionsDir: str
   const key = JSON.stringify([session, turn, args.max_tokens ?? null])
   const cursor = yield* decodeCursor("read_turn", key, args.cursor)
   const start = cursor?.at ?? 0
+  // What the session, turn and cursor take of the result; the events share the rest.
+  const room = budget - PAGE_OVERHEAD
   const found = yield* readTurn(sessionsDir, session, turn)
   const collected = yield* found.records.pipe(
     Stream.filter((r) => r._tag === "Event"),
     Stream.drop(start),
     Stream.map((r) => {
       const rendered = renderEvent(redactJson(JSON.parse(encodeEventForDisplay(r.event))))
-      return { ...rendered, offset: r.offset, size: jsonSize(rendered) + 120 }
+      return { ...rendered, offset: r.offset, size: jsonSize(rendered) + CITATION_SIZE }
     }),
-    Stream.mapAccum(() => 0, (used, e) => [used + e.size, [{ ...e, before: used }]] as const),
-    // One event past the budget is read to know whether the turn continues.
-    Stream.takeWhile((e) => e.before <= budget),
+    Stream.mapAccum(() => 0, (used, e) => {
+      const inPage = used === 0 || used + e.size <= room
+      return [inPage ? used + e.size : Number.POSITIVE_INFINITY, [{ ...e, inPage }]] as const
+    }),
+    // The first event past the budget is read (and dropped) to know whether the turn continues.
+    Stream.takeUntil((e) => !e.inPage),
     Stream.runCollect
   )
-  const page = collected.filter((e) => e.before === 0 || e.before + e.size <= budget)
+  const page = collected.filter((e) => e.inPage)
   const events = yield* Effect.forEach(
     page,
     (e) =>
@@ -387,7 +408,7 @@ export const explainSession = Effect.fn("Mcp.explainSession")(function*(sessions
   const cursor = yield* decodeCursor("explain_session", key, args.cursor)
   const model = yield* queryExplanation(sessionsDir, session, scope)
   const text = redactSecrets(format === "json" ? JSON.stringify(model) : renderSummary(model))
-  const page = pageText(text, cursor?.at ?? 0, budget)
+  const page = pageText(text, cursor?.at ?? 0, budget - PAGE_OVERHEAD)
   return {
     session,
     format,
@@ -421,7 +442,7 @@ export const evidence = Effect.fn("Mcp.evidence")(function*(sessionsDir: string,
     session,
     { offset, digest: args.digest },
     cursor?.at ?? 0,
-    Math.min(budget, 32 * 1024)
+    Math.min(budget - PAGE_OVERHEAD, 32 * 1024)
   )
   return {
     citation: { session, offset: page.reference.offset, digest: page.reference.digest },
@@ -449,7 +470,7 @@ export const facts = Effect.fn("Mcp.facts")(function*(sessionsDir: string, args:
   const cursor = yield* decodeCursor("facts", key, args.cursor)
   const all = yield* queryFacts(sessionsDir, limit, { session })
   const rows = all.map((f) => ({ session: f.session_id, fact: trimText(redactSecrets(f.fact)) }))
-  const page = pageItems(rows, cursor?.at ?? 0, budget, (r) => jsonSize(r) + 120)
+  const page = pageItems(rows, cursor?.at ?? 0, budget - PAGE_OVERHEAD, (r) => jsonSize(r) + CITATION_SIZE)
   const offsets = new Map<string, { readonly paths: SessionPaths; readonly offsets: Map<string, number> }>()
   const out = []
   for (const row of page.items) {
@@ -482,7 +503,7 @@ export const goalProgress = Effect.fn("Mcp.goalProgress")(function*(sessionsDir:
     null,
     1
   )
-  const page = pageText(text, cursor?.at ?? 0, budget)
+  const page = pageText(text, cursor?.at ?? 0, budget - PAGE_OVERHEAD)
   return {
     session: args.session,
     has_goal: Option.isSome(goal),

@@ -14,7 +14,7 @@ const session = Schema.String.annotate({
 })
 
 const maxTokens = Schema.optionalKey(Schema.Number.annotate({
-  description: "Budget of the result in tokens (characters / 4), 200 to 32000; default 4000"
+  description: "Budget of the result in tokens (characters / 4), 500 to 32000; default 4000"
 }))
 
 const cursor = Schema.optionalKey(Schema.String.annotate({
