@@ -80,7 +80,7 @@ export const decodeCursor = (
     Effect.fail(
       new McpToolError({
         message: `invalid cursor (${why}); pass the cursor of the previous ${tool} result unchanged, ` +
-          "with the same other arguments, or omit it to start from the beginning"
+          "with the same other arguments (max_tokens may change), or omit it to start from the beginning"
       })
     )
   if (cursor.length > 2048 || !/^[A-Za-z0-9_-]+$/u.test(cursor)) return refuse("not a cursor this server issued")

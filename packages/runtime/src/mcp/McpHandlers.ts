@@ -157,7 +157,7 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
   if (!Number.isFinite(minScore)) {
     return yield* new McpToolError({ message: `min_score must be a finite number, got ${minScore}` })
   }
-  const key = JSON.stringify([args.query, scope, limit, session ?? null, minScore, args.max_tokens ?? null])
+  const key = JSON.stringify([args.query, scope, limit, session ?? null, minScore])
   const cursor = yield* decodeCursor("search", key, args.cursor)
   // The ranking time is fixed by the first page, so later pages continue the same ranking.
   const clockNow = Math.floor((yield* Effect.clockWith((c) => c.currentTimeMillis)) / 1000)
@@ -221,7 +221,7 @@ export interface ListSessionsArgs {
 export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir: string, args: ListSessionsArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const limit = yield* intArgument("limit", args.limit, 20, 1, 1000)
-  const key = JSON.stringify([limit, args.status ?? null, args.max_tokens ?? null])
+  const key = JSON.stringify([limit, args.status ?? null])
   const cursor = yield* decodeCursor("list_sessions", key, args.cursor)
   const listing = yield* recentSessions(sessionsDir, { limit: args.status === undefined ? limit : undefined })
   const chosen = (args.status === undefined ? listing.sessions : listing.sessions.filter((s) =>
@@ -264,7 +264,7 @@ export const showSession = Effect.fn("Mcp.showSession")(function*(sessionsDir: s
   const budget = yield* budgetChars(args.max_tokens)
   const session = yield* sessionArgument(args.session)
   yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session, args.max_tokens ?? null])
+  const key = JSON.stringify([session])
   const cursor = yield* decodeCursor("show_session", key, args.cursor)
   const i = yield* inspectSession(sessionsDir, session)
   const m = i.effectiveManifest
@@ -351,7 +351,7 @@ export const readTurnPage = Effect.fn("Mcp.readTurn")(function*(sessionsDir: str
   const session = yield* sessionArgument(args.session)
   const turn = yield* intArgument("turn", args.turn, 1, 1, Number.MAX_SAFE_INTEGER)
   yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session, turn, args.max_tokens ?? null])
+  const key = JSON.stringify([session, turn])
   const cursor = yield* decodeCursor("read_turn", key, args.cursor)
   const start = cursor?.at ?? 0
   // What the session, turn and cursor take of the result; the events share the rest.
@@ -404,7 +404,7 @@ export const explainSession = Effect.fn("Mcp.explainSession")(function*(sessions
   const format = args.format ?? "text"
   const scope = args.scope ?? "task"
   yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session, format, scope, args.max_tokens ?? null])
+  const key = JSON.stringify([session, format, scope])
   const cursor = yield* decodeCursor("explain_session", key, args.cursor)
   const model = yield* queryExplanation(sessionsDir, session, scope)
   const text = redactSecrets(format === "json" ? JSON.stringify(model) : renderSummary(model))
@@ -435,7 +435,7 @@ export const evidence = Effect.fn("Mcp.evidence")(function*(sessionsDir: string,
     })
   }
   yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session, offset, args.digest.toLowerCase(), args.max_tokens ?? null])
+  const key = JSON.stringify([session, offset, args.digest.toLowerCase()])
   const cursor = yield* decodeCursor("evidence", key, args.cursor)
   const page = yield* queryEvidence(
     sessionsDir,
@@ -466,7 +466,7 @@ export const facts = Effect.fn("Mcp.facts")(function*(sessionsDir: string, args:
   const limit = yield* intArgument("limit", args.limit, 100, 1, 1000)
   const session = args.session === undefined ? undefined : yield* sessionArgument(args.session)
   if (session !== undefined) yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session ?? null, limit, args.max_tokens ?? null])
+  const key = JSON.stringify([session ?? null, limit])
   const cursor = yield* decodeCursor("facts", key, args.cursor)
   const all = yield* queryFacts(sessionsDir, limit, { session })
   const rows = all.map((f) => ({ session: f.session_id, fact: trimText(redactSecrets(f.fact)) }))
@@ -494,7 +494,7 @@ export const facts = Effect.fn("Mcp.facts")(function*(sessionsDir: string, args:
 export const goalProgress = Effect.fn("Mcp.goalProgress")(function*(sessionsDir: string, args: SessionArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const paths = yield* located(sessionsDir, args.session)
-  const key = JSON.stringify([args.session, args.max_tokens ?? null])
+  const key = JSON.stringify([args.session])
   const cursor = yield* decodeCursor("goal_progress", key, args.cursor)
   const goal = yield* loadGoalSnapshot(paths)
   const progress = yield* loadProgress(paths)
