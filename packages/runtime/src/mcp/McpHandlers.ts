@@ -103,6 +103,38 @@ export const citeLine = Effect.fn("Mcp.citeLine")(function*(session: string, eve
   return { session, offset, digest: sha256Hex(bytes.subarray(0, nl + 1)) } satisfies CitationJson
 })
 
+/** Longest byte range {@link citeSpans} reads at once; a wider page cites line by line. */
+const MAX_SPAN_READ = 8 * 1024 * 1024
+
+/**
+ * The citations of known line spans (offset and length, newline included, as the event stream
+ * gives them) of one log, with one read of the range they cover.
+ */
+export const citeSpans = Effect.fn("Mcp.citeSpans")(
+  function*(
+    session: string,
+    eventsPath: string,
+    spans: ReadonlyArray<{ readonly offset: number; readonly length: number }>
+  ) {
+    const first = spans[0]
+    const last = spans[spans.length - 1]
+    if (first === undefined || last === undefined) return []
+    const start = first.offset
+    const end = last.offset + last.length
+    if (end - start > MAX_SPAN_READ) {
+      return yield* Effect.forEach(spans, (span) => citeLine(session, eventsPath, span.offset))
+    }
+    const fs = yield* SessionFs
+    const bytes = yield* fs.readRange(eventsPath, start, end)
+    return spans.map((span): CitationJson | null => {
+      const line = bytes.subarray(span.offset - start, span.offset - start + span.length)
+      return line.length === span.length && line[line.length - 1] === 10
+        ? { session, offset: span.offset, digest: sha256Hex(line) }
+        : null
+    })
+  }
+)
+
 const OFFSET_IN_SOURCE = /events\.jsonl@(\d+)/u
 
 /** The byte offsets of a session's facts, by fact text (from `derived/memory.json` sources). */
@@ -362,7 +394,7 @@ export const readTurnPage = Effect.fn("Mcp.readTurn")(function*(sessionsDir: str
     Stream.drop(start),
     Stream.map((r) => {
       const rendered = renderEvent(redactJson(JSON.parse(encodeEventForDisplay(r.event))))
-      return { ...rendered, offset: r.offset, size: jsonSize(rendered) + CITATION_SIZE }
+      return { ...rendered, offset: r.offset, length: r.length, size: jsonSize(rendered) + CITATION_SIZE }
     }),
     Stream.mapAccum(() => 0, (used, e) => {
       const inPage = used === 0 || used + e.size <= room
@@ -373,15 +405,8 @@ export const readTurnPage = Effect.fn("Mcp.readTurn")(function*(sessionsDir: str
     Stream.runCollect
   )
   const page = collected.filter((e) => e.inPage)
-  const events = yield* Effect.forEach(
-    page,
-    (e) =>
-      Effect.map(citeLine(session, found.inspection.paths.events, e.offset), (citation) => ({
-        type: e.type,
-        text: e.text,
-        citation
-      }))
-  )
+  const citations = yield* citeSpans(session, found.inspection.paths.events, page)
+  const events = page.map((e, k) => ({ type: e.type, text: e.text, citation: citations[k] ?? null }))
   const next = collected.length > page.length ? start + page.length : undefined
   return {
     session,
