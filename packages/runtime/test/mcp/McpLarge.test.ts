@@ -1,7 +1,8 @@
 /**
- * `logbook mcp` on a 50 MB session (one turn of 800 commands with 64 KiB of output each, a
- * secret among them, enveloped as the store writes them), through the official SDK client: `read_turn` and `search` answer within
- * their budget with a cursor to continue, and redact the secret.
+ * `logbook mcp` on awkward sessions, through the official SDK client: a 50 MB session (one turn
+ * of 800 commands with 64 KiB of output each, a secret among them) answers `read_turn` and
+ * `search` within the budget with a cursor to continue, redacted; a session whose last line is
+ * being written answers every reader, and the next call sees the line once it is complete.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { plantSession, tempDir } from "@logbook/testkit"
@@ -35,7 +36,7 @@ const bigTurn = (commands: number, outputBytes: number): string => {
   return lines.map((event) => `{"schema_version":"0.18.0","event":${event}}\n`).join("")
 }
 
-describe("logbook mcp on a large session", () => {
+describe("logbook mcp on large and growing sessions", () => {
   it.live(
     "read_turn and search on a 50 MB session answer within the budget, with a cursor, redacted",
     () =>
@@ -66,5 +67,40 @@ describe("logbook mcp on a large session", () => {
         assert.notInclude(JSON.stringify(hits.structuredContent), SECRET)
       }).pipe(Effect.scoped),
     { timeout: 180_000 }
+  )
+
+  it.live(
+    "a session being written while it is read answers every reader; the completed line shows next",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("mcp-growing")
+        // An open turn (no turn.completed yet), its next line half written.
+        const open = bigTurn(3, 100).split("\n").slice(0, -2).join("\n") + "\n"
+        plantSession(dir, "live", { events: open, manifest: { status: "active", in_turn: true, turn_count: 0 } })
+        const file = path.join(dir, "live", "events.jsonl")
+        const line = `{"schema_version":"0.18.0","event":${
+          JSON.stringify({ type: "item.completed", item: { id: "m", type: "agent_message", text: "halfway done" } })
+        }}\n`
+        fs.appendFileSync(file, line.slice(0, 40))
+        const client = yield* connect(dir)
+        const call = (name: string, args: Record<string, unknown>) =>
+          Effect.promise(() => client.callTool({ name, arguments: args }))
+        for (
+          const [name, args] of [
+            ["show_session", { session: "live" }],
+            ["read_turn", { session: "live", turn: 1 }],
+            ["search", { query: "build", scope: "history" }],
+            ["explain_session", { session: "live" }],
+            ["list_sessions", {}]
+          ] as const
+        ) {
+          const result = yield* call(name, args)
+          assert.notStrictEqual(result.isError, true, `${name}: ${JSON.stringify(result.content)}`)
+        }
+        fs.appendFileSync(file, line.slice(40))
+        const after = yield* call("read_turn", { session: "live", turn: 1 })
+        assert.include(JSON.stringify(after.structuredContent), "halfway done")
+      }).pipe(Effect.scoped),
+    { timeout: 60_000 }
   )
 })
