@@ -166,6 +166,8 @@ export interface SearchArgs {
   readonly session?: string | undefined
   readonly min_score?: number | undefined
   readonly now?: number | undefined
+  readonly since?: number | undefined
+  readonly until?: number | undefined
   readonly max_tokens?: number | undefined
   readonly cursor?: string | undefined
 }
@@ -184,12 +186,22 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
   const scope = args.scope ?? "facts"
   const session = args.session === undefined ? undefined : yield* sessionArgument(args.session)
   if (session !== undefined) yield* findSession(sessionsDir, session)
-  if (args.now !== undefined) yield* intArgument("now", args.now, 0, 0, 253_402_300_799)
+  for (const [name, value] of [["now", args.now], ["since", args.since], ["until", args.until]] as const) {
+    if (value !== undefined) yield* intArgument(name, value, 0, 0, 253_402_300_799)
+  }
   const minScore = args.min_score ?? 0
   if (!Number.isFinite(minScore)) {
     return yield* new McpToolError({ message: `min_score must be a finite number, got ${minScore}` })
   }
-  const key = JSON.stringify([args.query, scope, limit, session ?? null, minScore])
+  const key = JSON.stringify([
+    args.query,
+    scope,
+    limit,
+    session ?? null,
+    minScore,
+    args.since ?? null,
+    args.until ?? null
+  ])
   const cursor = yield* decodeCursor("search", key, args.cursor)
   // The ranking time is fixed by the first page, so later pages continue the same ranking.
   const clockNow = Math.floor((yield* Effect.clockWith((c) => c.currentTimeMillis)) / 1000)
@@ -197,11 +209,20 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
   const results = yield* searchMemory(sessionsDir, args.query, {
     scope,
     // A session filter ranks over every session and keeps that session's hits.
-    maxResults: session === undefined ? limit : 100_000,
+    maxResults: session === undefined && args.since === undefined && args.until === undefined ? limit : 100_000,
     minScore,
     now
   })
-  const kept = session === undefined ? results : results.filter((r) => r.session === session).slice(0, limit)
+  const since = args.since
+  const until = args.until
+  const filtered = session !== undefined || since !== undefined || until !== undefined
+  const kept = filtered
+    ? results.filter((r) =>
+      (session === undefined || r.session === session) &&
+      (since === undefined || (r.created_at !== null && r.created_at >= since)) &&
+      (until === undefined || (r.created_at !== null && r.created_at < until))
+    ).slice(0, limit)
+    : results
   const rows = kept.map((r) => ({
     session: r.session,
     turn: r.turn ?? null,
@@ -308,8 +329,14 @@ export const showSession = Effect.fn("Mcp.showSession")(function*(sessionsDir: s
     line: `turn ${e.turn_number}: ${e.event_count} events from byte ${e.start_offset}, started ${e.ts}`,
     offset: e.start_offset
   }))
+  // The goal, usage and cost the explanation computes over the whole session (a read of the retained log).
+  const model = yield* queryExplanation(sessionsDir, session, "session")
+  const goal = model.goals[model.goals.length - 1]
   const head = {
     session_id: i.name,
+    goal: goal === undefined ? null : trimText(redactSecrets(goal.label), 400),
+    usage: model.usage,
+    cost_usd: model.cost_usd,
     status: m.status,
     created_at: m.created_at,
     updated_at: m.updated_at,

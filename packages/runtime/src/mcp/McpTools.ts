@@ -59,6 +59,12 @@ export const SearchTool = Tool.make("search", {
     now: Schema.optionalKey(Schema.Number.annotate({
       description: "Rank as if it were this Unix time in seconds (recency); default now"
     })),
+    since: Schema.optionalKey(Schema.Number.annotate({
+      description: "Only hits recorded at or after this Unix time in seconds"
+    })),
+    until: Schema.optionalKey(
+      Schema.Number.annotate({ description: "Only hits recorded before this Unix time in seconds" })
+    ),
     max_tokens: maxTokens,
     cursor
   }),
@@ -102,11 +108,20 @@ export const TurnLine = Schema.Struct({
 
 /** `show_session`: one session's summary. */
 export const ShowSessionTool = Tool.make("show_session", {
-  description: "Summarise one session: status, times, counters, and its retained turns one line each " +
+  description: "Summarise one session: latest goal, status, times, counters, token usage and cost, and its retained " +
+    "turns one line each " +
     "(each with a citation of its first line). Open a turn with `read_turn`.",
   parameters: Schema.Struct({ session, max_tokens: maxTokens, cursor }),
   success: Schema.Struct({
     session_id: Schema.String,
+    goal: Schema.NullOr(Schema.String).annotate({ description: "The latest recorded goal (user task)" }),
+    usage: Schema.NullOr(Schema.Struct({
+      input_tokens: Schema.Number,
+      cached_input_tokens: Schema.Number,
+      cache_creation_tokens: Schema.Number,
+      output_tokens: Schema.Number
+    })),
+    cost_usd: Schema.NullOr(Schema.Number),
     status: Schema.String,
     created_at: Schema.String,
     updated_at: Schema.String,

@@ -112,7 +112,10 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
       assert.isAbove(pages.length, 1)
       assert.deepStrictEqual(pages.flatMap(hitsOf).map((h) => h.chunk_id), whole.map((h) => h.chunk_id))
       const filtered = hitsOf((yield* callTool("search", { ...args, session: whole[0]?.session })).structured)
+      assert.isAbove(filtered.length, 0)
       assert.isTrue(filtered.every((h) => h.session === whole[0]?.session))
+      const none = hitsOf((yield* callTool("search", { ...args, since: NOW })).structured)
+      assert.deepStrictEqual(none, [], "nothing was recorded after the ranking time")
     }))
 
   it.effect("list_sessions, show_session, facts and goal_progress agree with sessions, show, facts and goal show", () =>
@@ -132,6 +135,11 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
         const turns = pages.flatMap((p) => p["turns"] as ReadonlyArray<{ turn: number; citation: Citation | null }>)
         assert.deepStrictEqual(turns.map((t) => t.turn), show.turn_index.turns.map((t) => t.turn_number))
         assert.strictEqual(pages[0]?.["status"], show.manifest.status)
+        const explained = (yield* cliJson(["explain", session_id, "--scope", "session"])) as {
+          usage: unknown
+          cost_usd: unknown
+        }
+        assert.deepStrictEqual([pages[0]?.["usage"], pages[0]?.["cost_usd"]], [explained.usage, explained.cost_usd])
         const goal = yield* callTool("goal_progress", { session: session_id })
         assert.isFalse(goal.isError, goal.text)
         assert.strictEqual(goal.structured["has_goal"], (yield* cliJson(["goal", "show", session_id])) !== null)
