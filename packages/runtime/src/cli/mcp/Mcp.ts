@@ -3,7 +3,7 @@
  * invocation's sessions root until the client closes its stdin. Stdout carries only protocol
  * messages; nothing is written to the store except the search index snapshot, as `search` does.
  */
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import { Command } from "effect/cli"
 import { mcpServerLayer } from "../../mcp/McpServer.ts"
 import { CommandFailed } from "../Errors.ts"
@@ -15,7 +15,12 @@ export const mcpCommand = Command.make(
   {},
   Effect.fn("cli.mcp")(function*() {
     const where = yield* location
-    return yield* Layer.launch(mcpServerLayer(where.sessionsDir, CLI_VERSION)).pipe(
+    // The stdio transport interrupts the fiber that built it when the client closes stdin: run it
+    // in a child fiber, so that end is a normal exit (0) and only Ctrl-C interrupts the command.
+    const server = yield* Effect.forkChild(Layer.launch(mcpServerLayer(where.sessionsDir, CLI_VERSION)))
+    const exit = yield* Fiber.await(server)
+    if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return
+    return yield* Effect.failCause(exit.cause).pipe(
       Effect.mapError((e) =>
         new CommandFailed({
           detail: `the MCP server could not start: ${e.message}`,
