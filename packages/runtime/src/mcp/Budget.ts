@@ -1,5 +1,5 @@
 /**
- * The bounds of every `logbook mcp` result (docs/mcp.md#budgets): a token budget counted as
+ * The bounds of every `logbook mcp` result (docs/mcp.md#budgets-and-cursors): a token budget counted as
  * characters / 4, pages cut at that budget, and the opaque cursor that continues a page. A
  * cursor names the tool and the question it continues, so a cursor from another call is refused
  * with a message instead of returning the wrong page.
