@@ -5,7 +5,6 @@
  */
 import { Cause, Effect, Exit, Fiber, Layer } from "effect"
 import { Command } from "effect/cli"
-import { mcpServerLayer } from "../../mcp/McpServer.ts"
 import { CommandFailed } from "../Errors.ts"
 import { CLI_VERSION, location } from "../Root.ts"
 
@@ -17,6 +16,8 @@ export const mcpCommand = Command.make(
     const where = yield* location
     // The stdio transport interrupts the fiber that built it when the client closes stdin: run it
     // in a child fiber, so that end is a normal exit (0) and only Ctrl-C interrupts the command.
+    // Loaded on use: effect/ai's server and its RPC stack stay out of every other command's start.
+    const { mcpServerLayer } = yield* Effect.promise(() => import("../../mcp/McpServer.ts"))
     const server = yield* Effect.forkChild(Layer.launch(mcpServerLayer(where.sessionsDir, CLI_VERSION)))
     const exit = yield* Fiber.await(server)
     if (Exit.isSuccess(exit) || Cause.hasInterruptsOnly(exit.cause)) return
