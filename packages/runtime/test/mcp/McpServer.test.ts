@@ -9,6 +9,7 @@ import { assert, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { logbook } from "../cli/inProcess.ts"
 import { callTool, cliJson, McpFixture } from "./harness.ts"
 
 const NOW = 1_800_000_000
@@ -155,13 +156,19 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
     Effect.gen(function*() {
       const session = "claude-198393f2-22db-477b-ac77-1825bea883ae"
       const { dir } = yield* McpFixture
-      const turnLines = fs.readFileSync(path.join(dir, session, "events.jsonl"), "utf8").split("\n").length
+      const cli = yield* logbook(["--sessions-dir", dir, "turn", session, "1"])
+      const cliEvents = cli.stdout.split("\n").filter((l) => l.length > 0).map((l) =>
+        JSON.parse(l) as { type: string; item?: { type: string } }
+      )
       const pages = yield* allPages("read_turn", { session, turn: 1, max_tokens: 500 })
       const events = pages.flatMap((p) => p["events"] as ReadonlyArray<{ type: string; citation: Citation | null }>)
       assert.isAbove(pages.length, 1)
-      assert.isAbove(events.length, 1)
-      assert.isBelow(events.length, turnLines)
-      assert.strictEqual(events[0]?.type, "turn.started")
+      assert.deepStrictEqual(
+        events.map((e) => e.type),
+        cliEvents.map((e) => (e.item === undefined ? e.type : `${e.type} ${e.item.type}`)),
+        "the events of `logbook turn`, in order"
+      )
+      assert.isTrue(events.every((e) => e.citation !== null))
       const one = yield* allPages("read_turn", { session, turn: 1, max_tokens: 32_000 })
       assert.strictEqual(one.flatMap((p) => p["events"] as ReadonlyArray<unknown>).length, events.length)
       const explained = yield* allPages("explain_session", { session, format: "json", max_tokens: 500 })
@@ -175,6 +182,9 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
   it.effect("every citation of search, read_turn and facts is accepted by evidence, as `logbook evidence` shows it", () =>
     Effect.gen(function*() {
       const search = hitsOf((yield* callTool("search", { query: "test", scope: "history", now: NOW })).structured)
+      const factHits = hitsOf((yield* callTool("search", { query: "repository error", now: NOW })).structured)
+      assert.isAbove(factHits.length, 0)
+      assert.isTrue(factHits.every((h) => h.citation !== null), "every derived fact hit names its line")
       const facts = (yield* callTool("facts", { limit: 5 })).structured["facts"] as ReadonlyArray<
         { citation: Citation | null }
       >
@@ -183,7 +193,9 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
         turn: 1,
         max_tokens: 1000
       })).structured["events"] as ReadonlyArray<{ citation: Citation | null }>
-      const citations = [...search, ...facts, ...turn].flatMap((x) => (x.citation === null ? [] : [x.citation]))
+      const citations = [...search, ...factHits, ...facts, ...turn].flatMap((
+        x
+      ) => (x.citation === null ? [] : [x.citation]))
       assert.isAbove(citations.length, 5)
       assert.isTrue(facts.every((f) => f.citation !== null), "every derived fact names its line")
       for (const c of citations.slice(0, 12)) {
