@@ -66,6 +66,13 @@ const messageOf = (error: unknown): string => {
 export const toToolError = (error: unknown): McpToolError =>
   error instanceof McpToolError ? error : new McpToolError({ message: redactSecrets(messageOf(error)) })
 
+/** The agents whose imported sessions are named `<agent>-<id>` (docs/import.md). */
+const IMPORTED_AGENTS = ["codex", "claude", "gemini"] as const
+
+/** The agent of a session by its name: the importer's prefix, or none for a session a host recorded. */
+export const agentOf = (session: string): string | null =>
+  IMPORTED_AGENTS.find((agent) => session.startsWith(`${agent}-`)) ?? null
+
 /**
  * A session id as an argument: the directory name `list_sessions` returns. A path-shaped or
  * dot-prefixed id is refused before any file is touched.
@@ -168,6 +175,7 @@ export interface SearchArgs {
   readonly now?: number | undefined
   readonly since?: number | undefined
   readonly until?: number | undefined
+  readonly agent?: string | undefined
   readonly max_tokens?: number | undefined
   readonly cursor?: string | undefined
 }
@@ -200,7 +208,8 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
     session ?? null,
     minScore,
     args.since ?? null,
-    args.until ?? null
+    args.until ?? null,
+    args.agent ?? null
   ])
   const cursor = yield* decodeCursor("search", key, args.cursor)
   // The ranking time is fixed by the first page, so later pages continue the same ranking.
@@ -209,16 +218,18 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
   const results = yield* searchMemory(sessionsDir, args.query, {
     scope,
     // A session filter ranks over every session and keeps that session's hits.
-    maxResults: session === undefined && args.since === undefined && args.until === undefined ? limit : 100_000,
+    maxResults: [session, args.since, args.until, args.agent].every((f) => f === undefined) ? limit : 100_000,
     minScore,
     now
   })
   const since = args.since
   const until = args.until
-  const filtered = session !== undefined || since !== undefined || until !== undefined
+  const agent = args.agent
+  const filtered = session !== undefined || since !== undefined || until !== undefined || agent !== undefined
   const kept = filtered
     ? results.filter((r) =>
       (session === undefined || r.session === session) &&
+      (agent === undefined || agentOf(r.session) === agent) &&
       (since === undefined || (r.created_at !== null && r.created_at >= since)) &&
       (until === undefined || (r.created_at !== null && r.created_at < until))
     ).slice(0, limit)
@@ -266,6 +277,7 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
 export interface ListSessionsArgs {
   readonly limit?: number | undefined
   readonly status?: string | undefined
+  readonly agent?: string | undefined
   readonly max_tokens?: number | undefined
   readonly cursor?: string | undefined
 }
@@ -274,15 +286,17 @@ export interface ListSessionsArgs {
 export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir: string, args: ListSessionsArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const limit = yield* intArgument("limit", args.limit, 20, 1, 1000)
-  const key = JSON.stringify([limit, args.status ?? null])
+  const key = JSON.stringify([limit, args.status ?? null, args.agent ?? null])
   const cursor = yield* decodeCursor("list_sessions", key, args.cursor)
-  const listing = yield* recentSessions(sessionsDir, { limit: args.status === undefined ? limit : undefined })
-  const chosen = (args.status === undefined ? listing.sessions : listing.sessions.filter((s) =>
-    s.status === args.status
-  ))
-    .slice(0, limit)
+  const unfiltered = args.status === undefined && args.agent === undefined
+  const listing = yield* recentSessions(sessionsDir, { limit: unfiltered ? limit : undefined })
+  const chosen = listing.sessions.filter((s) =>
+    (args.status === undefined || s.status === args.status) &&
+    (args.agent === undefined || agentOf(s.id) === args.agent)
+  ).slice(0, limit)
   const rows = chosen.map((s) => ({
     session_id: s.id,
+    agent: agentOf(s.id),
     status: s.status,
     turn_count: s.turnCount,
     event_count: s.eventCount,

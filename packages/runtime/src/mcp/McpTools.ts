@@ -65,6 +65,9 @@ export const SearchTool = Tool.make("search", {
     until: Schema.optionalKey(
       Schema.Number.annotate({ description: "Only hits recorded before this Unix time in seconds" })
     ),
+    agent: Schema.optionalKey(Schema.String.annotate({
+      description: "Only sessions of this agent (codex, claude, gemini: the prefix of imported session ids)"
+    })),
     max_tokens: maxTokens,
     cursor
   }),
@@ -75,6 +78,7 @@ export const SearchTool = Tool.make("search", {
 /** One `list_sessions` row. */
 export const SessionRow = Schema.Struct({
   session_id: Schema.String,
+  agent: Schema.NullOr(Schema.String),
   status: Schema.String,
   turn_count: Schema.Number,
   event_count: Schema.Number,
@@ -90,6 +94,9 @@ export const ListSessionsTool = Tool.make("list_sessions", {
   parameters: Schema.Struct({
     limit: Schema.optionalKey(Schema.Number.annotate({ description: "At most N sessions, 1 to 1000; default 20" })),
     status: Schema.optionalKey(Schema.String.annotate({ description: "Only sessions with this status" })),
+    agent: Schema.optionalKey(Schema.String.annotate({
+      description: "Only sessions of this agent (codex, claude, gemini: the prefix of imported session ids)"
+    })),
     max_tokens: maxTokens,
     cursor
   }),

@@ -115,6 +115,16 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
       const filtered = hitsOf((yield* callTool("search", { ...args, session: whole[0]?.session })).structured)
       assert.isAbove(filtered.length, 0)
       assert.isTrue(filtered.every((h) => h.session === whole[0]?.session))
+      const claude = hitsOf((yield* callTool("search", { ...args, agent: "claude" })).structured)
+      assert.deepStrictEqual(
+        claude.map((h) => h.chunk_id),
+        whole.filter((h) => h.session.startsWith("claude-")).map((h) => h.chunk_id)
+      )
+      const codexSessions = (yield* callTool("list_sessions", { agent: "codex" }))
+        .structured["sessions"] as ReadonlyArray<
+          { agent: string }
+        >
+      assert.deepStrictEqual(codexSessions.map((s) => s.agent), ["codex", "codex"])
       const none = hitsOf((yield* callTool("search", { ...args, since: NOW })).structured)
       assert.deepStrictEqual(none, [], "nothing was recorded after the ranking time")
     }))
