@@ -56,9 +56,19 @@ const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
 
 const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
 
+/** What an agent can do next, by the tag of a reader's error (the errors' own messages say what happened). */
+const NEXT_STEP: Readonly<Record<string, string>> = {
+  SessionNotFound: "list_sessions names the sessions of this store",
+  TurnNotFound: "show_session lists the session's retained turns",
+  TurnEvicted: "the event cap removed it; show_session lists the retained turns",
+  EvidenceUnavailable: "the line changed or was evicted; search again for a fresh citation",
+  CorruptFile: "the derived file is damaged; the log itself is unaffected and the other tools still read it"
+}
+
 const messageOf = (error: unknown): string => {
   const message = error instanceof Error && error.message !== "" ? error.message : String(error)
-  const hint = isRecord(error) ? str(error["hint"]) : undefined
+  const tag = isRecord(error) ? str(error["_tag"]) : undefined
+  const hint = (isRecord(error) ? str(error["hint"]) : undefined) ?? (tag === undefined ? undefined : NEXT_STEP[tag])
   return hint === undefined ? message : `${message} (${hint})`
 }
 
