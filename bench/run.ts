@@ -16,6 +16,7 @@ import { note } from "./lib/measure.ts"
 import { runP1, runP1b } from "./p1-append.ts"
 import { runP10 } from "./p10-explain.ts"
 import { runP11 } from "./p11-replication.ts"
+import { runP12 } from "./p12-mcp.ts"
 import { runP13 } from "./p13-recorder.ts"
 import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
@@ -52,6 +53,7 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P8", runP8],
   ["P5w", runP5w],
   ["P11", runP11],
+  ["P12", runP12],
   ["P13", runP13]
 ]
 

@@ -16,6 +16,7 @@ import { replicateCommand } from "./cli/fleet/Replicate.ts"
 import { goalCommand, progressCommand } from "./cli/goals/Goal.ts"
 import { importCommand } from "./cli/import/Import.ts"
 import { matrixCommand } from "./cli/matrix/Matrix.ts"
+import { mcpCommand } from "./cli/mcp/Mcp.ts"
 import { factsCommand, memoryCommand, searchCommand } from "./cli/memory/Memory.ts"
 import { packCommand } from "./cli/packs/Pack.ts"
 import { migrateCommand } from "./cli/retention/Migrate.ts"
@@ -51,7 +52,8 @@ export const logbookCli = rootCommand.pipe(
     explainCommand,
     evidenceCommand,
     replicateCommand,
-    fleetCommand
+    fleetCommand,
+    mcpCommand
   ])
 )
 

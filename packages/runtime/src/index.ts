@@ -7,4 +7,6 @@ export * from "./explain/index.ts"
 export * from "./GoalTracking.ts"
 export * from "./MatrixCoordinator.ts"
 export * from "./recorder/index.ts"
+/** The `logbook mcp` server (docs/mcp.md): its toolkit, handlers and stdio layer, for hosts that serve it themselves. */
+export * as Mcp from "./mcp/index.ts"
 export * from "./SessionMemory.ts"

@@ -41,7 +41,8 @@ const COMMANDS: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly n
   { path: ["migrate"], needles: ["--dry-run", "--remove-legacy"] },
   { path: ["explain"], needles: ["--scope", "--details", "--diagram", "--width", "--json", "--html", "--open"] },
   { path: ["evidence"], needles: ["<offset>", "<digest>", "--page-offset", "--limit"] },
-  { path: ["replicate"], needles: ["--to", "LOGBOOK_DATABASE_URL", "--watch", "--session", "--batch-lines", "exit 5"] }
+  { path: ["replicate"], needles: ["--to", "LOGBOOK_DATABASE_URL", "--watch", "--session", "--batch-lines", "exit 5"] },
+  { path: ["mcp"], needles: ["Model Context Protocol", "read_turn", "logbook://session/{id}", "max_tokens"] }
 ]
 
 const helpOf = (path: ReadonlyArray<string>) =>

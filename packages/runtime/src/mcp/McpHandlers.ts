@@ -1,0 +1,591 @@
+/**
+ * What each `logbook mcp` tool does: the same readers the CLI commands use (`searchMemory`,
+ * `recentSessions`, `inspectSession`, `readTurn`, `queryExplanation`, `queryEvidence`,
+ * `queryFacts`, the goal and progress files), each result redacted (docs/security.md), cut at
+ * its budget with a cursor, and every failure turned into a tool error whose message says what
+ * to change. Nothing here writes to the store (the search index snapshot aside, as `search` does).
+ */
+import { encodeEventForDisplay, redactJson, redactSecrets } from "@logbook/domain"
+import type { MemorySearchResult } from "@logbook/projections"
+import {
+  findSession,
+  inspectSession,
+  queryEvidence,
+  queryExplanation,
+  queryFacts,
+  readTurn,
+  recentSessions,
+  renderSummary,
+  searchMemory
+} from "@logbook/projections"
+import type { SessionPaths } from "@logbook/store"
+import { loadGoalSnapshot, loadProgress, memoryViewPath, SessionFs, sha256Hex } from "@logbook/store"
+import { Effect, Option, Result, Stream } from "effect"
+import {
+  budgetChars,
+  decodeCursor,
+  encodeCursor,
+  intArgument,
+  jsonSize,
+  McpToolError,
+  pageItems,
+  pageText,
+  trimText
+} from "./Budget.ts"
+
+/** A citation as the tools return it. */
+export interface CitationJson {
+  readonly session: string
+  readonly offset: number
+  readonly digest: string
+}
+
+/** Longest line a citation is computed for (a longer line is cited as unavailable: null). */
+const MAX_CITED_LINE = 4 * 1024 * 1024
+
+const decoder = new TextDecoder("utf-8")
+
+/** Characters a page's own fields (ids, cursor) take of its budget, beside its items. */
+const PAGE_OVERHEAD = 400
+
+/** Characters an item's citation takes beside its own JSON. */
+const CITATION_SIZE = 170
+
+const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+const str = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
+
+/** What an agent can do next, by the tag of a reader's error (the errors' own messages say what happened). */
+const NEXT_STEP: Readonly<Record<string, string>> = {
+  SessionNotFound: "list_sessions names the sessions of this store",
+  TurnNotFound: "show_session lists the session's retained turns",
+  TurnEvicted: "the event cap removed it; show_session lists the retained turns",
+  EvidenceUnavailable: "the line changed or was evicted; search again for a fresh citation",
+  CorruptFile: "the derived file is damaged; the log itself is unaffected and the other tools still read it"
+}
+
+const messageOf = (error: unknown): string => {
+  const message = error instanceof Error && error.message !== "" ? error.message : String(error)
+  const tag = isRecord(error) ? str(error["_tag"]) : undefined
+  const hint = (isRecord(error) ? str(error["hint"]) : undefined) ?? (tag === undefined ? undefined : NEXT_STEP[tag])
+  return hint === undefined ? message : `${message} (${hint})`
+}
+
+/** Any failure of a reader as a tool error with its (redacted) message. */
+export const toToolError = (error: unknown): McpToolError =>
+  error instanceof McpToolError ? error : new McpToolError({ message: redactSecrets(messageOf(error)) })
+
+/** The agents whose imported sessions are named `<agent>-<id>` (docs/import.md). */
+const IMPORTED_AGENTS = ["codex", "claude", "gemini"] as const
+
+/** The agent of a session by its name: the importer's prefix, or none for a session a host recorded. */
+export const agentOf = (session: string): string | null =>
+  IMPORTED_AGENTS.find((agent) => session.startsWith(`${agent}-`)) ?? null
+
+/**
+ * A session id as an argument: the directory name `list_sessions` returns. A path-shaped or
+ * dot-prefixed id is refused before any file is touched.
+ */
+export const sessionArgument = (id: string): Effect.Effect<string, McpToolError> =>
+  id.length === 0 || id.length > 255 || id.startsWith(".") || /[/\\\u0000]/u.test(id)
+    ? Effect.fail(
+      new McpToolError({
+        message: `invalid session id ${JSON.stringify(id.slice(0, 80))}: a session id is a directory name ` +
+          "of the sessions root (no path separators, not starting with a dot); list_sessions returns them"
+      })
+    )
+    : Effect.succeed(id)
+
+const located = (sessionsDir: string, id: string) =>
+  Effect.flatMap(sessionArgument(id), (session) => findSession(sessionsDir, session))
+
+/**
+ * The citation of the line that starts at `offset` of `eventsPath`: its SHA-256 with the
+ * newline, as `evidence` checks it; none when no terminated line starts there.
+ */
+export const citeLine = Effect.fn("Mcp.citeLine")(function*(session: string, eventsPath: string, offset: number) {
+  const fs = yield* SessionFs
+  const info = yield* fs.lstat(eventsPath)
+  const size = Option.isSome(info) && info.value.type === "File" ? info.value.size : 0
+  if (!Number.isSafeInteger(offset) || offset < 0 || offset >= size) return null
+  let end = Math.min(size, offset + 4096)
+  let bytes = yield* fs.readRange(eventsPath, offset, end)
+  while (bytes.indexOf(10) === -1 && end < size && bytes.length < MAX_CITED_LINE) {
+    end = Math.min(size, offset + bytes.length * 4)
+    bytes = yield* fs.readRange(eventsPath, offset, end)
+  }
+  const nl = bytes.indexOf(10)
+  if (nl === -1) return null
+  return { session, offset, digest: sha256Hex(bytes.subarray(0, nl + 1)) } satisfies CitationJson
+})
+
+/** Longest byte range {@link citeSpans} reads at once; a wider page cites line by line. */
+const MAX_SPAN_READ = 8 * 1024 * 1024
+
+/**
+ * The citations of known line spans (offset and length, newline included, as the event stream
+ * gives them) of one log, with one read of the range they cover.
+ */
+export const citeSpans = Effect.fn("Mcp.citeSpans")(
+  function*(
+    session: string,
+    eventsPath: string,
+    spans: ReadonlyArray<{ readonly offset: number; readonly length: number }>
+  ) {
+    const first = spans[0]
+    const last = spans[spans.length - 1]
+    if (first === undefined || last === undefined) return []
+    const start = first.offset
+    const end = last.offset + last.length
+    if (end - start > MAX_SPAN_READ) {
+      return yield* Effect.forEach(spans, (span) => citeLine(session, eventsPath, span.offset))
+    }
+    const fs = yield* SessionFs
+    const bytes = yield* fs.readRange(eventsPath, start, end)
+    return spans.map((span): CitationJson | null => {
+      const line = bytes.subarray(span.offset - start, span.offset - start + span.length)
+      return line.length === span.length && line[line.length - 1] === 10
+        ? { session, offset: span.offset, digest: sha256Hex(line) }
+        : null
+    })
+  }
+)
+
+const OFFSET_IN_SOURCE = /events\.jsonl@(\d+)/u
+
+/** The byte offsets of a session's facts, by fact text (from `derived/memory.json` sources). */
+const factOffsets = Effect.fn("Mcp.factOffsets")(function*(paths: SessionPaths) {
+  const fs = yield* SessionFs
+  const bytes = yield* fs.readFileNoFollow(memoryViewPath(paths))
+  const out = new Map<string, number>()
+  if (Option.isNone(bytes)) return out
+  const parsed = Result.try((): unknown => JSON.parse(decoder.decode(bytes.value)))
+  if (Result.isFailure(parsed) || !isRecord(parsed.success)) return out
+  const facts = parsed.success["grounded_facts"]
+  if (!Array.isArray(facts)) return out
+  for (const entry of facts) {
+    if (!isRecord(entry)) continue
+    const fact = str(entry["fact"])
+    const offset = OFFSET_IN_SOURCE.exec(str(entry["source"]) ?? "")?.[1]
+    if (fact !== undefined && offset !== undefined && !out.has(fact)) out.set(fact, Number(offset))
+    const redacted = fact === undefined ? undefined : redactSecrets(fact)
+    if (redacted !== undefined && offset !== undefined && !out.has(redacted)) out.set(redacted, Number(offset))
+  }
+  return out
+})
+
+/** The arguments of `search`. */
+export interface SearchArgs {
+  readonly query: string
+  readonly scope?: "facts" | "history" | undefined
+  readonly limit?: number | undefined
+  readonly session?: string | undefined
+  readonly min_score?: number | undefined
+  readonly now?: number | undefined
+  readonly since?: number | undefined
+  readonly until?: number | undefined
+  readonly agent?: string | undefined
+  readonly max_tokens?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+const hitCitation = (sessionsDir: string, hit: MemorySearchResult, offsets: Map<string, number> | undefined) =>
+  Effect.gen(function*() {
+    const paths = yield* findSession(sessionsDir, hit.session)
+    const offset = hit.offset ?? offsets?.get(hit.snippet)
+    return offset === undefined ? null : yield* citeLine(hit.session, paths.events, offset)
+  }).pipe(Effect.orElseSucceed(() => null))
+
+/** `search`: `searchMemory` as `logbook search --json` calls it, filtered, paged, cited. */
+export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, args: SearchArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const limit = yield* intArgument("limit", args.limit, 6, 1, 100)
+  const scope = args.scope ?? "facts"
+  const session = args.session === undefined ? undefined : yield* sessionArgument(args.session)
+  if (session !== undefined) yield* findSession(sessionsDir, session)
+  for (const [name, value] of [["now", args.now], ["since", args.since], ["until", args.until]] as const) {
+    if (value !== undefined) yield* intArgument(name, value, 0, 0, 253_402_300_799)
+  }
+  const minScore = args.min_score ?? 0
+  if (!Number.isFinite(minScore)) {
+    return yield* new McpToolError({ message: `min_score must be a finite number, got ${minScore}` })
+  }
+  const key = JSON.stringify([
+    args.query,
+    scope,
+    limit,
+    session ?? null,
+    minScore,
+    args.since ?? null,
+    args.until ?? null,
+    args.agent ?? null
+  ])
+  const cursor = yield* decodeCursor("search", key, args.cursor)
+  // The ranking time is fixed by the first page, so later pages continue the same ranking.
+  const clockNow = Math.floor((yield* Effect.clockWith((c) => c.currentTimeMillis)) / 1000)
+  const now = cursor?.now ?? args.now ?? clockNow
+  const results = yield* searchMemory(sessionsDir, args.query, {
+    scope,
+    // A session filter ranks over every session and keeps that session's hits.
+    maxResults: [session, args.since, args.until, args.agent].every((f) => f === undefined) ? limit : 100_000,
+    minScore,
+    now
+  })
+  const since = args.since
+  const until = args.until
+  const agent = args.agent
+  const filtered = session !== undefined || since !== undefined || until !== undefined || agent !== undefined
+  const kept = filtered
+    ? results.filter((r) =>
+      (session === undefined || r.session === session) &&
+      (agent === undefined || agentOf(r.session) === agent) &&
+      (since === undefined || (r.created_at !== null && r.created_at >= since)) &&
+      (until === undefined || (r.created_at !== null && r.created_at < until))
+    ).slice(0, limit)
+    : results
+  const rows = kept.map((r) => ({
+    session: r.session,
+    turn: r.turn ?? null,
+    chunk_id: r.chunk_id,
+    score: r.score,
+    snippet: trimText(redactSecrets(r.snippet)),
+    hit: r
+  }))
+  const page = pageItems(
+    rows,
+    cursor?.at ?? 0,
+    budget - PAGE_OVERHEAD,
+    ({ hit: _, ...row }) => jsonSize(row) + CITATION_SIZE
+  )
+  const offsetsBySession = new Map<string, Map<string, number>>()
+  if (scope === "facts") {
+    for (const row of page.items) {
+      if (offsetsBySession.has(row.session)) continue
+      const offsets = yield* findSession(sessionsDir, row.session).pipe(
+        Effect.flatMap(factOffsets),
+        Effect.orElseSucceed(() => new Map<string, number>())
+      )
+      offsetsBySession.set(row.session, offsets)
+    }
+  }
+  const hits = yield* Effect.forEach(
+    page.items,
+    ({ hit, ...row }) =>
+      Effect.map(hitCitation(sessionsDir, hit, offsetsBySession.get(row.session)), (citation) => ({
+        ...row,
+        citation
+      }))
+  )
+  return {
+    hits,
+    cursor: page.next === undefined ? null : encodeCursor({ tool: "search", key, at: page.next, now })
+  }
+}, Effect.mapError(toToolError))
+
+/** The arguments of `list_sessions`. */
+export interface ListSessionsArgs {
+  readonly limit?: number | undefined
+  readonly status?: string | undefined
+  readonly agent?: string | undefined
+  readonly max_tokens?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+/** `list_sessions`: `recentSessions` as `logbook sessions --json`, with each session's tracked goal. */
+export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir: string, args: ListSessionsArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const limit = yield* intArgument("limit", args.limit, 20, 1, 1000)
+  const key = JSON.stringify([limit, args.status ?? null, args.agent ?? null])
+  const cursor = yield* decodeCursor("list_sessions", key, args.cursor)
+  const unfiltered = args.status === undefined && args.agent === undefined
+  const listing = yield* recentSessions(sessionsDir, { limit: unfiltered ? limit : undefined })
+  const chosen = listing.sessions.filter((s) =>
+    (args.status === undefined || s.status === args.status) &&
+    (args.agent === undefined || agentOf(s.id) === args.agent)
+  ).slice(0, limit)
+  const rows = chosen.map((s) => ({
+    session_id: s.id,
+    agent: agentOf(s.id),
+    status: s.status,
+    turn_count: s.turnCount,
+    event_count: s.eventCount,
+    updated_at: s.updatedAt,
+    live: s.live
+  }))
+  const page = pageItems(rows, cursor?.at ?? 0, budget - PAGE_OVERHEAD, (r) => jsonSize(r) + 200)
+  const sessions = yield* Effect.forEach(page.items, (row) =>
+    Effect.gen(function*() {
+      const paths = yield* findSession(sessionsDir, row.session_id)
+      const goal = yield* loadGoalSnapshot(paths)
+      return Option.isSome(goal) ? trimText(redactSecrets(goal.value.objective), 200) : null
+    }).pipe(
+      Effect.orElseSucceed(() => null),
+      Effect.map((goal) => ({ ...row, goal }))
+    ))
+  return {
+    sessions,
+    cursor: page.next === undefined ? null : encodeCursor({ tool: "list_sessions", key, at: page.next })
+  }
+}, Effect.mapError(toToolError))
+
+/** The arguments of a tool about one session. */
+export interface SessionArgs {
+  readonly session: string
+  readonly max_tokens?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+/** `show_session`: the manifest and retained turns of one session (as `logbook show --json`). */
+export const showSession = Effect.fn("Mcp.showSession")(function*(sessionsDir: string, args: SessionArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const session = yield* sessionArgument(args.session)
+  yield* findSession(sessionsDir, session)
+  const key = JSON.stringify([session])
+  const cursor = yield* decodeCursor("show_session", key, args.cursor)
+  const i = yield* inspectSession(sessionsDir, session)
+  const m = i.effectiveManifest
+  const base = Math.max(m.retained_turn_base ?? 1, 1)
+  const rows = i.effectiveEntries.map((e) => ({
+    turn: e.turn_number,
+    events: e.event_count,
+    started: e.ts,
+    line: `turn ${e.turn_number}: ${e.event_count} events from byte ${e.start_offset}, started ${e.ts}`,
+    offset: e.start_offset
+  }))
+  // The goal, usage and cost the explanation computes over the whole session (a read of the retained log).
+  const model = yield* queryExplanation(sessionsDir, session, "session")
+  const goal = model.goals[model.goals.length - 1]
+  const head = {
+    session_id: i.name,
+    goal: goal === undefined ? null : trimText(redactSecrets(goal.label), 400),
+    usage: model.usage,
+    cost_usd: model.cost_usd,
+    status: m.status,
+    created_at: m.created_at,
+    updated_at: m.updated_at,
+    turn_count: m.turn_count,
+    event_count: m.event_count,
+    evicted_turns: base - 1,
+    open_turn: m.in_turn === true ? m.turn_count + 1 : null,
+    events_bytes: i.fileLen
+  }
+  const page = pageItems(
+    rows,
+    cursor?.at ?? 0,
+    budget - PAGE_OVERHEAD - jsonSize(head),
+    (r) => jsonSize(r) + CITATION_SIZE
+  )
+  const turns = yield* Effect.forEach(
+    page.items,
+    ({ offset, ...row }) => Effect.map(citeLine(session, i.paths.events, offset), (citation) => ({ ...row, citation }))
+  )
+  return {
+    ...head,
+    turns,
+    cursor: page.next === undefined ? null : encodeCursor({ tool: "show_session", key, at: page.next })
+  }
+}, Effect.mapError(toToolError))
+
+const itemText = (item: Readonly<Record<string, unknown>>): string => {
+  switch (item["type"]) {
+    case "agent_message":
+    case "reasoning":
+      return trimText(str(item["text"]) ?? "")
+    case "command_execution": {
+      const exit = typeof item["exit_code"] === "number" ? `exit ${item["exit_code"]}` : "no exit code"
+      const output = str(item["aggregated_output"]) ?? ""
+      return trimText(`$ ${str(item["command"]) ?? ""} (${exit}, ${str(item["status"]) ?? "?"})`, 400) +
+        (output === "" ? "" : `\n${trimText(output, 800)}`)
+    }
+    case "file_change": {
+      const changes = Array.isArray(item["changes"]) ? item["changes"] : []
+      const paths = changes.map((c) => isRecord(c) ? `${str(c["kind"]) ?? "update"} ${str(c["path"]) ?? "?"}` : "?")
+      const diff = str(item["unified_diff"])
+      return trimText(paths.join(", "), 400) + (diff === undefined ? "" : `\n${trimText(diff, 800)}`)
+    }
+    default:
+      return trimText(JSON.stringify(item))
+  }
+}
+
+/** One event as `read_turn` renders it: its type and one compact, redacted text. */
+export const renderEvent = (json: unknown): { readonly type: string; readonly text: string } => {
+  if (!isRecord(json)) return { type: "unknown", text: trimText(JSON.stringify(json)) }
+  const type = str(json["type"]) ?? "unknown"
+  const item = json["item"]
+  if (isRecord(item)) return { type: `${type} ${str(item["type"]) ?? "item"}`, text: itemText(item) }
+  if (type === "error") return { type, text: trimText(str(json["message"]) ?? "") }
+  const { type: _, ...rest } = json
+  return { type, text: trimText(JSON.stringify(rest)) }
+}
+
+/** The arguments of `read_turn`. */
+export interface ReadTurnArgs extends SessionArgs {
+  readonly turn: number
+}
+
+/**
+ * `read_turn`: the events of one turn (as `logbook turn`), rendered compactly, redacted, read as
+ * a stream and cut at the budget: a turn of any size holds at most one page in memory.
+ */
+export const readTurnPage = Effect.fn("Mcp.readTurn")(function*(sessionsDir: string, args: ReadTurnArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const session = yield* sessionArgument(args.session)
+  const turn = yield* intArgument("turn", args.turn, 1, 1, Number.MAX_SAFE_INTEGER)
+  yield* findSession(sessionsDir, session)
+  const key = JSON.stringify([session, turn])
+  const cursor = yield* decodeCursor("read_turn", key, args.cursor)
+  const start = cursor?.at ?? 0
+  // What the session, turn and cursor take of the result; the events share the rest.
+  const room = budget - PAGE_OVERHEAD
+  const found = yield* readTurn(sessionsDir, session, turn)
+  const collected = yield* found.records.pipe(
+    Stream.filter((r) => r._tag === "Event"),
+    Stream.drop(start),
+    Stream.map((r) => {
+      const rendered = renderEvent(redactJson(JSON.parse(encodeEventForDisplay(r.event))))
+      return { ...rendered, offset: r.offset, length: r.length, size: jsonSize(rendered) + CITATION_SIZE }
+    }),
+    Stream.mapAccum(() => 0, (used, e) => {
+      const inPage = used === 0 || used + e.size <= room
+      return [inPage ? used + e.size : Number.POSITIVE_INFINITY, [{ ...e, inPage }]] as const
+    }),
+    // The first event past the budget is read (and dropped) to know whether the turn continues.
+    Stream.takeUntil((e) => !e.inPage),
+    Stream.runCollect
+  )
+  const page = collected.filter((e) => e.inPage)
+  const citations = yield* citeSpans(session, found.inspection.paths.events, page)
+  const events = page.map((e, k) => ({ type: e.type, text: e.text, citation: citations[k] ?? null }))
+  const next = collected.length > page.length ? start + page.length : undefined
+  return {
+    session,
+    turn,
+    events,
+    cursor: next === undefined ? null : encodeCursor({ tool: "read_turn", key, at: next })
+  }
+}, Effect.mapError(toToolError))
+
+/** The arguments of `explain_session`. */
+export interface ExplainArgs extends SessionArgs {
+  readonly format?: "text" | "json" | undefined
+  readonly scope?: "task" | "session" | undefined
+}
+
+/** `explain_session`: the explanation as `logbook explain` (text) or `--json`, paged by characters. */
+export const explainSession = Effect.fn("Mcp.explainSession")(function*(sessionsDir: string, args: ExplainArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const session = yield* sessionArgument(args.session)
+  const format = args.format ?? "text"
+  const scope = args.scope ?? "task"
+  yield* findSession(sessionsDir, session)
+  const key = JSON.stringify([session, format, scope])
+  const cursor = yield* decodeCursor("explain_session", key, args.cursor)
+  const model = yield* queryExplanation(sessionsDir, session, scope)
+  const text = redactSecrets(format === "json" ? JSON.stringify(model) : renderSummary(model))
+  const page = pageText(text, cursor?.at ?? 0, budget - PAGE_OVERHEAD)
+  return {
+    session,
+    format,
+    text: page.text,
+    total_chars: page.total,
+    cursor: page.next === undefined ? null : encodeCursor({ tool: "explain_session", key, at: page.next })
+  }
+}, Effect.mapError(toToolError))
+
+/** The arguments of `evidence`. */
+export interface EvidenceArgs extends SessionArgs {
+  readonly offset: number
+  readonly digest: string
+}
+
+/** `evidence`: `queryEvidence` as `logbook evidence --json`, one page of at most the budget. */
+export const evidence = Effect.fn("Mcp.evidence")(function*(sessionsDir: string, args: EvidenceArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const session = yield* sessionArgument(args.session)
+  const offset = yield* intArgument("offset", args.offset, 0, 0, Number.MAX_SAFE_INTEGER)
+  if (!/^[0-9a-fA-F]{64}$/u.test(args.digest)) {
+    return yield* new McpToolError({
+      message: "digest must be the 64 hexadecimal digits of a citation's SHA-256 (copy it from the citation)"
+    })
+  }
+  yield* findSession(sessionsDir, session)
+  const key = JSON.stringify([session, offset, args.digest.toLowerCase()])
+  const cursor = yield* decodeCursor("evidence", key, args.cursor)
+  const page = yield* queryEvidence(
+    sessionsDir,
+    session,
+    { offset, digest: args.digest },
+    cursor?.at ?? 0,
+    Math.min(budget - PAGE_OVERHEAD, 32 * 1024)
+  )
+  return {
+    citation: { session, offset: page.reference.offset, digest: page.reference.digest },
+    text: redactSecrets(page.text),
+    total_chars: page.total_bytes,
+    cursor: page.next_offset === null ? null : encodeCursor({ tool: "evidence", key, at: page.next_offset })
+  }
+}, Effect.mapError(toToolError))
+
+/** The arguments of `facts`. */
+export interface FactsArgs {
+  readonly session?: string | undefined
+  readonly limit?: number | undefined
+  readonly max_tokens?: number | undefined
+  readonly cursor?: string | undefined
+}
+
+/** `facts`: `queryFacts` as `logbook facts --json`, each fact cited from its view's source. */
+export const facts = Effect.fn("Mcp.facts")(function*(sessionsDir: string, args: FactsArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const limit = yield* intArgument("limit", args.limit, 100, 1, 1000)
+  const session = args.session === undefined ? undefined : yield* sessionArgument(args.session)
+  if (session !== undefined) yield* findSession(sessionsDir, session)
+  const key = JSON.stringify([session ?? null, limit])
+  const cursor = yield* decodeCursor("facts", key, args.cursor)
+  const all = yield* queryFacts(sessionsDir, limit, { session })
+  const rows = all.map((f) => ({ session: f.session_id, fact: trimText(redactSecrets(f.fact)) }))
+  const page = pageItems(rows, cursor?.at ?? 0, budget - PAGE_OVERHEAD, (r) => jsonSize(r) + CITATION_SIZE)
+  const offsets = new Map<string, { readonly paths: SessionPaths; readonly offsets: Map<string, number> }>()
+  const out = []
+  for (const row of page.items) {
+    let known = offsets.get(row.session)
+    if (known === undefined) {
+      const paths = yield* findSession(sessionsDir, row.session)
+      known = { paths, offsets: yield* factOffsets(paths) }
+      offsets.set(row.session, known)
+    }
+    const offset = known.offsets.get(row.fact)
+    const citation = offset === undefined ? null : yield* citeLine(row.session, known.paths.events, offset)
+    out.push({ ...row, citation })
+  }
+  return {
+    facts: out,
+    cursor: page.next === undefined ? null : encodeCursor({ tool: "facts", key, at: page.next })
+  }
+}, Effect.mapError(toToolError))
+
+/** `goal_progress`: the stored goal snapshot and progress ledger, redacted, as JSON text paged by characters. */
+export const goalProgress = Effect.fn("Mcp.goalProgress")(function*(sessionsDir: string, args: SessionArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const paths = yield* located(sessionsDir, args.session)
+  const key = JSON.stringify([args.session])
+  const cursor = yield* decodeCursor("goal_progress", key, args.cursor)
+  const goal = yield* loadGoalSnapshot(paths)
+  const progress = yield* loadProgress(paths)
+  const text = JSON.stringify(
+    redactJson({ goal: Option.getOrNull(goal), progress: Option.getOrNull(progress) }),
+    null,
+    1
+  )
+  const page = pageText(text, cursor?.at ?? 0, budget - PAGE_OVERHEAD)
+  return {
+    session: args.session,
+    has_goal: Option.isSome(goal),
+    has_progress: Option.isSome(progress),
+    text: page.text,
+    total_chars: page.total,
+    cursor: page.next === undefined ? null : encodeCursor({ tool: "goal_progress", key, at: page.next })
+  }
+}, Effect.mapError(toToolError))
