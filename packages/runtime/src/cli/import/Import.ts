@@ -96,7 +96,7 @@ const summaryLines = (report: ImportReport, sessionsDir: string, next: string): 
   const first = report.sources.find((s) => s.status === "created" || s.status === "updated")
   if (first?.session !== undefined) {
     const session = shellQuote(first.session)
-    lines.push(`Next: ${next} show ${session}; ${next} explain ${session}; ${next} search <words> --in history`)
+    lines.push(`Next: ${next} show ${session}; ${next} explain ${session}; ${next} search <words> --scope history`)
   }
   return lines
 }
