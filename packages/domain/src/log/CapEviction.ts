@@ -11,6 +11,8 @@
  */
 import { Option } from "effect"
 import type { TurnEntry } from "./SessionFiles.ts"
+import type { TurnTable } from "./TurnTable.ts"
+import { asTurnTable } from "./TurnTable.ts"
 
 /** The default event budget (docs/log.md#constants `DEFAULT_MAX_EVENTS`); 0 disables it. */
 export const DEFAULT_MAX_EVENTS = 10_000
@@ -54,8 +56,8 @@ export interface EvictionPlan {
 }
 
 /** The log facts the planner looks at; `entries` includes the open turn's entry last while `inTurn`. */
-export interface CapEvictionInput {
-  readonly entries: ReadonlyArray<TurnEntry>
+export interface CapEvictionInput<Entries extends ReadonlyArray<TurnEntry> | TurnTable = ReadonlyArray<TurnEntry>> {
+  readonly entries: Entries
   readonly inTurn: boolean
   readonly eventCount: number
   readonly fileLen: number
@@ -76,7 +78,10 @@ const clampLowWater = (lowWater: number): number =>
  * every append. When only the open turn is left the log stays over budget until that turn
  * closes. The entries' offsets must be relative to the current file.
  */
-export const planCapEviction = (input: CapEvictionInput, budgets: CapBudgets): Option.Option<EvictionPlan> => {
+export const planCapEviction = <Entries extends ReadonlyArray<TurnEntry> | TurnTable>(
+  input: CapEvictionInput<Entries>,
+  budgets: CapBudgets
+): Option.Option<EvictionPlan> => {
   const eventsEnabled = budgets.maxEvents > 0
   const bytesEnabled = budgets.maxBytes > 0
   const overEvents = eventsEnabled && input.eventCount > budgets.maxEvents
@@ -86,17 +91,16 @@ export const planCapEviction = (input: CapEvictionInput, budgets: CapBudgets): O
   const lowWater = clampLowWater(budgets.lowWater)
   const eventTarget = eventsEnabled ? Math.floor(budgets.maxEvents * lowWater) : Number.POSITIVE_INFINITY
   const byteTarget = bytesEnabled ? Math.floor(budgets.maxBytes * lowWater) : Number.POSITIVE_INFINITY
-  const evictable = input.inTurn ? input.entries.length - 1 : input.entries.length
+  const entries = asTurnTable(input.entries)
+  const evictable = input.inTurn ? entries.length - 1 : entries.length
 
   let turns = 0
   let evictedEvents = 0
   let truncateOffset = 0
   while (turns < evictable) {
     if (input.eventCount - evictedEvents <= eventTarget && input.fileLen - truncateOffset <= byteTarget) break
-    const entry = input.entries[turns]
-    if (entry === undefined) break
-    evictedEvents += entry.event_count
-    truncateOffset = entry.end_offset
+    evictedEvents += entries.eventCountAt(turns)
+    truncateOffset = entries.endAt(turns)
     turns++
   }
   if (turns === 0 || truncateOffset === 0) return Option.none()
@@ -105,6 +109,6 @@ export const planCapEviction = (input: CapEvictionInput, budgets: CapBudgets): O
     truncateOffset,
     evictedEvents,
     turns,
-    retainedTurnBase: input.entries[turns]?.turn_number ?? input.turnCount + 1
+    retainedTurnBase: turns < entries.length ? entries.turnAt(turns) : input.turnCount + 1
   })
 }

@@ -5,11 +5,13 @@
  *
  * The reducer is O(1) per record: the state holds only the open turn's entry, never the index.
  * A transition that closes a turn hands the closed entry back and the caller pushes it onto
- * its own array; the persisted index is those closed entries plus the open entry while
- * `inTurn`.
+ * its own columns (`TurnColumns`); the persisted index is those closed entries plus the open
+ * entry while `inTurn`.
  */
 import type { LifecycleKind } from "../contract/LifecycleKind.ts"
 import type { Manifest, SessionStatus, TurnEntry } from "./SessionFiles.ts"
+import type { TurnTable } from "./TurnTable.ts"
+import { entryAt, TurnColumns, withOpenEntry } from "./TurnTable.ts"
 
 /**
  * The lifecycle part of a session's in-memory state. `turnCount` is the ordinal of the last
@@ -55,16 +57,16 @@ export const initialLogState = (turnBase: number): LogState => ({
 /**
  * Resumes the lifecycle state from metadata adopted on the open fast path: counters and status
  * from the manifest, and — when the manifest says a turn is open — the index's last entry as
- * the open turn. `closed` is the rest of the index, the array the caller keeps appending to.
+ * the open turn. `closed` is the rest of the index, the columns the caller keeps appending to.
  *
  * **Gotchas**: only call this with an index that `isIndexConsistent` accepted for the manifest;
  * otherwise the open entry may be missing and the caller must rescan instead.
  */
 export const resumeLogState = (
   manifest: Manifest,
-  entries: ReadonlyArray<TurnEntry>
-): { readonly state: LogState; readonly closed: Array<TurnEntry> } => {
-  const open = manifest.in_turn === true ? entries.at(-1) : undefined
+  entries: TurnTable
+): { readonly state: LogState; readonly closed: TurnColumns } => {
+  const open = manifest.in_turn === true && entries.length > 0 ? entryAt(entries, entries.length - 1) : undefined
   return {
     state: {
       turnCount: manifest.turn_count,
@@ -73,16 +75,17 @@ export const resumeLogState = (
       inTurn: open !== undefined,
       open
     },
-    closed: open === undefined ? entries.slice() : entries.slice(0, -1)
+    closed: TurnColumns.of(entries, 0, open === undefined ? entries.length : entries.length - 1)
   }
 }
 
 /**
- * The index to persist for a state: the closed entries followed by the open entry, if any.
- * O(closed entries); call it at persistence time, not per record.
+ * The index to persist for a state: the closed entries followed by the open entry, if any, as a
+ * view (no copy).
+ *
+ * **Gotchas**: the view reads `closed` as it is when read; take it after the last append.
  */
-export const indexEntries = (closed: ReadonlyArray<TurnEntry>, state: LogState): Array<TurnEntry> =>
-  state.open === undefined ? closed.slice() : [...closed, state.open]
+export const indexEntries = (closed: TurnTable, state: LogState): TurnTable => withOpenEntry(closed, state.open)
 
 const extend = (entry: TurnEntry, span: Span): TurnEntry => ({
   turn_number: entry.turn_number,

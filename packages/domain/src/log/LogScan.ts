@@ -12,17 +12,20 @@ import { applyLifecycleEvent, indexEntries, initialLogState } from "./Lifecycle.
 import type { Manifest, PendingCapRewrite, TurnEntry } from "./SessionFiles.ts"
 import { SESSION_STORE_SCHEMA_VERSION } from "./SessionFiles.ts"
 import { inferTurnBase } from "./TurnIndex.ts"
+import type { TurnTable } from "./TurnTable.ts"
+import { TurnColumns } from "./TurnTable.ts"
 
 /**
- * What a scan has found so far. `closed` is the array of closed turn entries, owned by the fold
- * and appended to in place (copying it per line would make a rescan quadratic);
+ * What a scan has found so far. `closed` holds the closed turn entries column by column, owned
+ * by the fold and appended to in place (copying it per line would make a rescan quadratic, and
+ * an object per turn kept a rescan of many small turns above its memory goal);
  * `checkpointRun` is the length of the leading run of checkpoint records (see
  * {@link isCheckpointRecord}), which is what numbers the turns of a log rewritten without its
  * marker, and `inCheckpointRun` whether that run is still going.
  */
 export interface LogScan {
   readonly log: LogState
-  readonly closed: Array<TurnEntry>
+  readonly closed: TurnColumns
   readonly lines: number
   readonly skipped: number
   readonly firstTimestamp: string | undefined
@@ -41,7 +44,7 @@ export const isCheckpointRecord = (cls: LineClass): boolean =>
 /** The scan before its first line; the first `turn.started` gets number `turnBase`. */
 export const emptyLogScan = (turnBase: number): LogScan => ({
   log: initialLogState(turnBase),
-  closed: [],
+  closed: new TurnColumns(),
   lines: 0,
   skipped: 0,
   firstTimestamp: undefined,
@@ -81,7 +84,7 @@ export const scanLine = (scan: LogScan, cls: LineClass, span: Span, now: string)
 }
 
 /** The turn index a scan arrives at: the closed entries, then the open one. */
-export const scanEntries = (scan: LogScan): Array<TurnEntry> => indexEntries(scan.closed, scan.log)
+export const scanEntries = (scan: LogScan): TurnTable => indexEntries(scan.closed, scan.log)
 
 /**
  * The same scan numbered from another base: turn numbers only ever count up from the base, so
@@ -98,7 +101,7 @@ export const rebaseLogScan = (scan: LogScan, from: number, turnBase: number): Lo
       turnCount: scan.log.turnCount + shift,
       open: scan.log.open === undefined ? undefined : move(scan.log.open)
     },
-    closed: scan.closed.map(move)
+    closed: scan.closed.slice(0, 0, shift)
   }
 }
 

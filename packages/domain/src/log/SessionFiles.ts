@@ -7,6 +7,8 @@
  */
 import { Result, Schema } from "effect"
 import { isJsonObject, parseJsonOrUndefined } from "../internal/jsonText.ts"
+import type { TurnTable } from "./TurnTable.ts"
+import { asTurnTable, entryAt } from "./TurnTable.ts"
 
 /** The manifest's `schema_version` written by this store (`SESSION_STORE_SCHEMA_VERSION`, docs/log.md#constants). */
 export const SESSION_STORE_SCHEMA_VERSION = 1
@@ -125,19 +127,29 @@ export const turnEntryJson = (e: TurnEntry) => ({
   ts: e.ts
 })
 
-/** Canonical `index/turns.json` bytes for the given entries (`{"entries":[…]}`, compact, keys in order). */
-export const encodeTurnIndex = (entries: ReadonlyArray<TurnEntry>): string =>
-  JSON.stringify({ entries: entries.map(turnEntryJson) })
+/**
+ * Canonical `index/turns.json` bytes for the given entries (`{"entries":[…]}`, compact, keys in
+ * order); an array of entries or a table of them (the writer's columns).
+ */
+export const encodeTurnIndex = (entries: ReadonlyArray<TurnEntry> | TurnTable): string =>
+  [...encodeTurnIndexChunks(entries, Number.MAX_SAFE_INTEGER)].join("")
 
 /**
  * The same bytes as {@link encodeTurnIndex}, as a sequence of text chunks of at most `perChunk`
  * entries, so a large index can be written without building one string of all of it.
  */
-export function* encodeTurnIndexChunks(entries: ReadonlyArray<TurnEntry>, perChunk = 4096): Generator<string> {
+export function* encodeTurnIndexChunks(
+  entries: ReadonlyArray<TurnEntry> | TurnTable,
+  perChunk = 4096
+): Generator<string> {
+  const table = asTurnTable(entries)
   const size = Math.max(1, Math.floor(perChunk))
   yield "{\"entries\":["
-  for (let i = 0; i < entries.length; i += size) {
-    const body = entries.slice(i, i + size).map((e) => JSON.stringify(turnEntryJson(e))).join(",")
+  for (let i = 0; i < table.length; i += size) {
+    const end = Math.min(i + size, table.length)
+    const parts: Array<string> = new Array(end - i)
+    for (let k = i; k < end; k++) parts[k - i] = JSON.stringify(turnEntryJson(entryAt(table, k)))
+    const body = parts.join(",")
     yield i === 0 ? body : "," + body
   }
   yield "]}"

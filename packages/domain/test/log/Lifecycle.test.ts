@@ -11,6 +11,10 @@ import {
 } from "../../src/log/Lifecycle.ts"
 import { initialManifest, type Manifest, type TurnEntry } from "../../src/log/SessionFiles.ts"
 import { isIndexConsistent, isIndexValid } from "../../src/log/TurnIndex.ts"
+import { entriesOf, turnTableOf } from "../../src/log/TurnTable.ts"
+
+/** The persisted index of a run, as objects. */
+const indexOf = (r: Run): Array<TurnEntry> => entriesOf(indexEntries(turnTableOf(r.closed), r.state))
 
 interface Run {
   readonly state: LogState
@@ -223,7 +227,7 @@ describe("Lifecycle", () => {
       const r = run(kinds, base)
       assert.strictEqual(r.state.eventCount, kinds.length)
       assert.strictEqual(r.state.inTurn, r.state.open !== undefined)
-      const all = indexEntries(r.closed, r.state)
+      const all = indexOf(r)
       all.forEach((entry, i) => assert.strictEqual(entry.turn_number, base + i))
       let previousEnd = 0
       for (const entry of r.closed) {
@@ -242,7 +246,7 @@ describe("Lifecycle", () => {
       { kinds },
       ({ kinds }) => {
         const r = run(kinds, 3)
-        const entries = indexEntries(r.closed, r.state)
+        const entries = indexOf(r)
         assert.isTrue(isIndexValid(entries, r.fileLen))
         assert.isTrue(isIndexConsistent(entries, toManifest(r, 3)))
       }
@@ -255,8 +259,8 @@ describe("Lifecycle", () => {
         const at = Math.abs(cut) % (kinds.length + 1)
         const whole = run(kinds, 2)
         const prefix = run(kinds.slice(0, at), 2)
-        const resumed = resumeLogState(toManifest(prefix, 2), indexEntries(prefix.closed, prefix.state))
-        const rest = run(kinds.slice(at), 2, 10, { ...prefix, state: resumed.state, closed: resumed.closed })
+        const resumed = resumeLogState(toManifest(prefix, 2), turnTableOf(indexOf(prefix)))
+        const rest = run(kinds.slice(at), 2, 10, { ...prefix, state: resumed.state, closed: entriesOf(resumed.closed) })
         assert.deepStrictEqual(rest.state, whole.state)
         assert.deepStrictEqual(rest.closed, whole.closed)
       }

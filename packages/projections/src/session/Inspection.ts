@@ -150,8 +150,8 @@ export interface SessionScan {
   /** The turn number the scan's first turn gets, as `open` would number it. */
   readonly turnBase: number
   readonly state: LogState
-  /** Closed entries plus the open one, as `open` would persist them. */
-  readonly entries: ReadonlyArray<TurnEntry>
+  /** Closed entries plus the open one, as `open` would persist them, column by column. */
+  readonly table: TurnTable
   readonly lines: number
   readonly blankLines: number
   readonly firstTimestamp: string | undefined
@@ -257,7 +257,7 @@ const scanEvents = <E, R>(
       fileLen,
       turnBase,
       state: rebased.log,
-      entries: scanEntries(rebased),
+      table: scanEntries(rebased),
       lines: rebased.lines,
       blankLines: problems.blankLines,
       firstTimestamp: rebased.firstTimestamp,
@@ -493,7 +493,7 @@ const rebuiltView = <E, R>(loaded: Loaded<E, R>, scan: SessionScan) => {
     turnBase: scan.turnBase,
     now: loaded.source.mtime
   })
-  return { manifest, table: turnTableOf(scan.entries), entries: scan.entries } satisfies View
+  return { manifest, table: scan.table } satisfies View
 }
 
 /**

@@ -131,7 +131,7 @@ export const compareWithScan = (inspection: SessionInspection, scan: SessionScan
   if (idx._tag === "Present") {
     // Column by column: the stored index of a large session is read from its sidecar, not as objects.
     const entries = inspection.indexTable ?? turnTableOf(idx.value)
-    const scanned = turnTableOf(scan.entries)
+    const scanned = scan.table
     if (!isTableValid(entries, scan.fileLen)) {
       add(
         "index-out-of-bounds",

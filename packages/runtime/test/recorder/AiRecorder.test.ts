@@ -230,7 +230,7 @@ describe("AiRecorder", () => {
 
         const report = yield* verifySession(sessionsDir, "conv").pipe(Effect.provide(SessionFs.layerNode))
         assert.deepStrictEqual(report.findings, [])
-        assert.strictEqual(report.scan.entries.length, conversation.length)
+        assert.strictEqual(report.scan.table.length, conversation.length)
 
         const explanation = yield* queryExplanation(sessionsDir, "conv", "session").pipe(
           Effect.provide(SessionFs.layerNode)

@@ -14,10 +14,11 @@ import {
   DEFAULT_MAX_BYTES,
   DEFAULT_MAX_EVENTS,
   encodeLine,
+  entriesOf,
   eventTimestamp,
   formatRfc3339,
   isKnownEventType,
-  locateTurn,
+  locateTurnIn,
   scanLineText,
   skipReason
 } from "@logbook/domain"
@@ -343,7 +344,7 @@ const makeSessionLog = (
 
   const reconstructTurn = Effect.fn("EventLog.reconstructTurn")(function*(turn: number) {
     return yield* locked(Effect.gen(function*() {
-      const located = locateTurn(currentEntries(s), s.retainedTurnBase, turn)
+      const located = locateTurnIn(currentEntries(s), s.retainedTurnBase, turn)
       if (located._tag === "Evicted") {
         return yield* new TurnEvicted({ session: s.sessionId, turn, retainedTurnBase: located.retainedTurnBase })
       }
@@ -397,7 +398,7 @@ const makeSessionLog = (
     reconstructTurn,
     visitSnapshot,
     manifest: locked(Effect.sync(() => currentManifest(s))),
-    turnIndex: locked(Effect.sync(() => currentEntries(s)))
+    turnIndex: locked(Effect.sync(() => entriesOf(currentEntries(s))))
   }
 }
 

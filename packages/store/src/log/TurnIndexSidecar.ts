@@ -19,6 +19,7 @@
  * Turn numbers are implied (first + i): the index of a session always rises by one.
  */
 import type { TurnEntry, TurnTable } from "@logbook/domain"
+import { asTurnTable } from "@logbook/domain"
 import { Effect, Option } from "effect"
 import { Buffer, isUtf8 } from "node:buffer"
 import { crc32 } from "node:zlib"
@@ -58,7 +59,7 @@ const isCount = (n: number): boolean => Number.isSafeInteger(n) && n >= 0
  * cannot be represented (see {@link encodeTurnIndexSidecarChunks}).
  */
 const encodeRecords = (
-  entries: ReadonlyArray<TurnEntry>,
+  entries: TurnTable,
   first: number,
   from: number,
   to: number,
@@ -66,18 +67,21 @@ const encodeRecords = (
 ): boolean => {
   const view = new DataView(out.buffer, out.byteOffset, out.byteLength)
   for (let i = from; i < to; i++) {
-    const e = entries[i]
-    if (e === undefined || e.turn_number !== first + i) return false
-    if (!isCount(e.start_offset) || !isCount(e.end_offset) || !isCount(e.event_count)) return false
+    if (entries.turnAt(i) !== first + i) return false
+    const start = entries.startAt(i)
+    const end = entries.endAt(i)
+    const count = entries.eventCountAt(i)
+    if (!isCount(start) || !isCount(end) || !isCount(count)) return false
+    const text = entries.tsAt(i)
     // A lone surrogate would not read back as the same string.
-    if (LONE_SURROGATE.test(e.ts)) return false
+    if (LONE_SURROGATE.test(text)) return false
     const at = (i - from) * RECORD_BYTES
     out.fill(0, at, at + RECORD_BYTES)
-    view.setFloat64(at, e.start_offset, true)
-    view.setFloat64(at + 8, e.end_offset, true)
-    view.setFloat64(at + 16, e.event_count, true)
-    const ts = utf8.encodeInto(e.ts, out.subarray(at + 25, at + RECORD_BYTES))
-    if (ts.read !== e.ts.length) return false
+    view.setFloat64(at, start, true)
+    view.setFloat64(at + 8, end, true)
+    view.setFloat64(at + 16, count, true)
+    const ts = utf8.encodeInto(text, out.subarray(at + 25, at + RECORD_BYTES))
+    if (ts.read !== text.length) return false
     view.setUint8(at + 24, ts.written)
   }
   return true
@@ -94,14 +98,15 @@ const CHUNK_RECORDS = 4096
  * is written and readers parse `turns.json`. The records are encoded twice (once for the
  * checksum in the header, once for output), which costs far less than holding them.
  *
- * **Gotchas**: the chunks are produced lazily from `entries`; do not change the array while
- * they are consumed.
+ * **Gotchas**: the chunks are produced lazily from `entries`; do not change them while they
+ * are consumed.
  */
 export const encodeTurnIndexSidecarChunks = (
-  entries: ReadonlyArray<TurnEntry>,
+  given: ReadonlyArray<TurnEntry> | TurnTable,
   binding: SidecarBinding
 ): Iterable<Uint8Array> | undefined => {
-  const first = entries[0]?.turn_number ?? 0
+  const entries = asTurnTable(given)
+  const first = entries.length > 0 ? entries.turnAt(0) : 0
   const header = new Uint8Array(HEADER_BYTES)
   const view = new DataView(header.buffer)
   for (let i = 0; i < MAGIC.length; i++) header[i] = MAGIC.charCodeAt(i)
@@ -135,7 +140,7 @@ export const encodeTurnIndexSidecarChunks = (
 
 /** {@link encodeTurnIndexSidecarChunks} as one buffer. */
 export const encodeTurnIndexSidecar = (
-  entries: ReadonlyArray<TurnEntry>,
+  entries: ReadonlyArray<TurnEntry> | TurnTable,
   binding: SidecarBinding
 ): Uint8Array | undefined => {
   const chunks = encodeTurnIndexSidecarChunks(entries, binding)

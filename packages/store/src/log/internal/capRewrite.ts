@@ -151,9 +151,9 @@ const rewrite = (fs: SessionFsApi, s: SessionState, plan: EvictionPlan, hook: Su
         )
       )
     }
-    const evictedEntries = s.closed.slice(0, plan.turns)
-    const firstTurn = evictedEntries[0]?.turn_number ?? plan.retainedTurnBase
-    const lastTurn = evictedEntries[evictedEntries.length - 1]?.turn_number ?? plan.retainedTurnBase - 1
+    const evicted = Math.min(plan.turns, s.closed.length)
+    const firstTurn = evicted > 0 ? s.closed.turnAt(0) : plan.retainedTurnBase
+    const lastTurn = evicted > 0 ? s.closed.turnAt(evicted - 1) : plan.retainedTurnBase - 1
     const events: Stream.Stream<ThreadEvent, StoreIoError> = fs.stream(paths.events, { start: 0, end: cut }).pipe(
       splitLines(0),
       Stream.filterMap((line) => {

@@ -5,7 +5,7 @@
  * them. Loads never follow links; an absent or unparseable file is "none" (the caller rescans),
  * while an I/O error such as a planted symlink fails.
  */
-import type { Manifest, PendingCapRewrite, TurnEntry } from "@logbook/domain"
+import type { Manifest, PendingCapRewrite, TurnTable } from "@logbook/domain"
 import {
   decodeManifestText,
   decodePendingCapRewriteText,
@@ -78,7 +78,7 @@ const STREAMED_INDEX_ENTRIES = SIDECAR_MIN_ENTRIES
 export const writeTurnIndexWith = (
   dir: DirectoryHandle,
   paths: { readonly turns: string; readonly turnsSidecar: string },
-  entries: ReadonlyArray<TurnEntry>,
+  entries: TurnTable,
   fileLen: number
 ): Effect.Effect<void, StoreIoError> => {
   if (entries.length <= STREAMED_INDEX_ENTRIES) return dir.writeAtomic(basename(paths.turns), encodeTurnIndex(entries))

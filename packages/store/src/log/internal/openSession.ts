@@ -8,7 +8,6 @@
 import type { RescanInput } from "@logbook/domain"
 import {
   emptyLogScan,
-  entriesOf,
   formatRfc3339,
   isManifestTrusted,
   isStoredMetadataTrusted,
@@ -18,7 +17,8 @@ import {
   provisionalTurnBase,
   rebaseLogScan,
   rebuiltManifest,
-  rescanTurnBase
+  rescanTurnBase,
+  turnTableOf
 } from "@logbook/domain"
 import { Clock, Effect, Option, Semaphore } from "effect"
 import type { Scope } from "effect"
@@ -100,11 +100,11 @@ export const ensureIndex = (fs: SessionFsApi, state: SessionState): Effect.Effec
       // A large index is read from its binary sidecar when that is the exact copy of turns.json.
       const table = yield* loadTurnIndexSidecar(fs, state.paths.turnsSidecar, state.paths.turns, pending.fileLen)
       if (table !== undefined && isTableValid(table, pending.fileLen) && isTableConsistent(table, m)) {
-        return indexAdopted(state, entriesOf(table))
+        return indexAdopted(state, table)
       }
       const index = Option.getOrUndefined(yield* loadTurnIndexWith(fs, state.paths.turns))
       if (index !== undefined && isStoredMetadataTrusted(m, index, undefined, pending.fileLen)) {
-        indexAdopted(state, index)
+        indexAdopted(state, turnTableOf(index))
       } else {
         const now = formatRfc3339(yield* Clock.currentTimeMillis)
         yield* rescanInto(fs, state, { manifest: m, entries: index, marker: undefined, fileLen: pending.fileLen }, {

@@ -8,13 +8,15 @@
  * scan adopted, file swapped, rewrite applied, poisoned) and the barrier. Callers decide *when*
  * a transition happens; what each one changes is written down once.
  */
-import type { CapBudgets, LifecycleKind, LogScan, LogState, Manifest, TurnEntry } from "@logbook/domain"
+import type { CapBudgets, LifecycleKind, LogScan, LogState, Manifest, TurnEntry, TurnTable } from "@logbook/domain"
 import {
   applyLifecycleEvent,
   formatRfc3339,
   initialLogState,
   resumeLogState,
-  SESSION_STORE_SCHEMA_VERSION
+  SESSION_STORE_SCHEMA_VERSION,
+  TurnColumns,
+  withOpenEntry
 } from "@logbook/domain"
 import { Effect } from "effect"
 import type * as Semaphore from "effect/Semaphore"
@@ -47,8 +49,11 @@ export interface SessionState {
   retainedTurnBase: number
   persistedFileLen: number
   log: LogState
-  /** Closed turn entries still retained, oldest first; the open entry lives in `log.open`. */
-  closed: Array<TurnEntry>
+  /**
+   * Closed turn entries still retained, oldest first, column by column (a few dozen bytes per
+   * turn, not an object each); the open entry lives in `log.open`.
+   */
+  closed: TurnColumns
   /** Byte length the file has once the buffer is written. */
   nextOffset: number
   readonly buffer: WriteBuffer
@@ -102,7 +107,7 @@ export const makeSessionState = (init: SessionStateInit): SessionState => ({
   retainedTurnBase: 1,
   persistedFileLen: 0,
   log: initialLogState(1),
-  closed: [],
+  closed: new TurnColumns(),
   nextOffset: 0,
   buffer: makeWriteBuffer(),
   unsynced: false,
@@ -171,13 +176,13 @@ export const fastPathAdopted = (
     inTurn: manifest.in_turn === true,
     open: undefined
   }
-  s.closed = []
+  s.closed = new TurnColumns()
   s.metaDirty = false
   s.pendingIndex = { manifest, fileLen, onScanProgress }
 }
 
 /** The pending turn index was valid and consistent with the adopted manifest: it is the index now. */
-export const indexAdopted = (s: SessionState, entries: ReadonlyArray<TurnEntry>): void => {
+export const indexAdopted = (s: SessionState, entries: TurnTable): void => {
   const pending = s.pendingIndex
   if (pending === undefined) return
   const resumed = resumeLogState(pending.manifest, entries)
@@ -227,7 +232,7 @@ export const rewriteApplied = (s: SessionState, r: AppliedRewrite): void => {
     start_offset: e.start_offset + r.shift,
     end_offset: e.end_offset + r.shift
   })
-  s.closed = s.closed.slice(r.turns).map(move)
+  s.closed = s.closed.slice(r.turns, r.shift)
   const open = s.log.open
   s.log = {
     ...s.log,
@@ -261,9 +266,13 @@ export const currentManifest = (s: SessionState): Manifest => ({
   retained_turn_base: s.retainedTurnBase
 })
 
-/** The turn index as persisted: closed entries plus the open one. */
-export const currentEntries = (s: SessionState): ReadonlyArray<TurnEntry> =>
-  s.log.open === undefined ? s.closed : [...s.closed, s.log.open]
+/**
+ * The turn index as persisted: closed entries plus the open one, as a view (no copy).
+ *
+ * **Gotchas**: the view reads the state's columns when read; it is only valid until the state's
+ * next transition (an append may close the open turn, a rewrite replaces the columns).
+ */
+export const currentEntries = (s: SessionState): TurnTable => withOpenEntry(s.closed, s.log.open)
 
 /** True when some budget is exceeded; O(1), so it can run after every append. */
 export const overBudget = (s: SessionState, budgets: CapBudgets): boolean =>
