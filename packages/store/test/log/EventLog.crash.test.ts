@@ -16,7 +16,7 @@ import { Effect } from "effect"
 import * as os from "node:os"
 import { runCrashSuite } from "../fixtures/crashSuite.ts"
 
-const ITERATIONS = Number(process.env["LOGBOOK_CRASH_ITERATIONS"] ?? 50)
+const ITERATIONS = Number(process.env["LOGBOOK_CRASH_ITERATIONS"] ?? 24)
 const SEED = Number(process.env["LOGBOOK_CRASH_SEED"] ?? 20261003)
 
 describe("EventLog crash loop", () => {
