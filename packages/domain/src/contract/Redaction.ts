@@ -82,9 +82,19 @@ const NON_SECRET_KEY_KINDS: ReadonlySet<string> = new Set([
 ])
 
 // A secret word followed by one of these names something about the secret, not the secret
-// ("token_count", "PASSWORD_FILE", "--password-stdin", "secret_name", "credential.helper").
+// ("token_count", "PASSWORD_FILE", "--password-stdin", "secret_name", "credential.helper",
+// and the token accounting of goals and usage: "token_baseline", "token_breakdown").
 const DESCRIBING_WORDS: ReadonlySet<string> = new Set([
   "count",
+  "baseline",
+  "breakdown",
+  "breakdowns",
+  "total",
+  "totals",
+  "used",
+  "spent",
+  "seen",
+  "estimate",
   "counts",
   "usage",
   "limit",

@@ -6,9 +6,11 @@
  * arguments are tool errors with a message, and the server answers the next call.
  */
 import { assert, layer } from "@effect/vitest"
+import { GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
 import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { SessionMemory, storeLayerNode } from "../../src/SessionMemory.ts"
 import { logbook } from "../cli/inProcess.ts"
 import { callTool, cliJson, McpFixture } from "./harness.ts"
 
@@ -260,5 +262,34 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
       const turn = yield* Effect.promise(() => client.readResource({ uri: `logbook://session/${session}/turn/1` }))
       const page = turn.contents[0]
       assert.isTrue(page !== undefined && "text" in page && JSON.parse(page.text).events.length > 0)
+    }))
+
+  it.effect("goal_progress returns a populated goal and ledger exactly as goal show and progress show store them", () =>
+    Effect.gen(function*() {
+      const { dir } = yield* McpFixture
+      const session = "goal-mcp"
+      yield* Effect.gen(function*() {
+        const memory = yield* SessionMemory
+        yield* memory.append({ type: "turn.started" })
+        yield* memory.goals.createGoal({ goalId: "g-7", objective: "Ship the importer fix", tokenBudget: 40_000 })
+        yield* memory.goals.run(GoalCommand.Pause({ reason: "user", message: "review first" }))
+        yield* memory.goals.updateProgress((_, now) =>
+          setMilestones(newProgressLedger(session, "Ship the importer fix", now), [
+            { id: "m1", description: "reproduce", status: "done" },
+            { id: "m2", description: "fix", status: "in_progress" }
+          ], now)
+        )
+      }).pipe(
+        Effect.provide(SessionMemory.layer({ workspace: dir, sessionsDir: dir, sessionId: session, retention: false })),
+        Effect.provide(storeLayerNode)
+      )
+      const pages = yield* allPages("goal_progress", { session, max_tokens: 500 })
+      assert.strictEqual(pages[0]?.["has_goal"], true)
+      assert.strictEqual(pages[0]?.["has_progress"], true)
+      const text = pages.map((p) => p["text"] as string).join("")
+      const stored = JSON.parse(text) as { goal: unknown; progress: unknown }
+      assert.deepStrictEqual(stored.goal, yield* cliJson(["goal", "show", session]))
+      assert.deepStrictEqual(stored.progress, yield* cliJson(["progress", "show", session]))
+      assert.include(text, "review first")
     }))
 })
