@@ -103,10 +103,11 @@ const verificationOf = (ops: ReadonlyArray<Operation>, lastMutation: number): Ar
       else status = out.exitCode === null ? "unconfirmed" : "failed or denied"
     } else {
       if (op.status === "cancelled") status = "cancelled"
-      else if (op.status === "failed" || op.status === "denied") status = "failed or denied"
+      // The reference labels a failed command `failed`; `failed or denied` is for tool invocations.
+      else if (op.status === "failed" || op.status === "denied") status = "failed"
       else if (!op.terminal) status = "pending"
       else if (!op.hasExitCode) status = "unconfirmed"
-      else status = op.exitCode === 0 ? "passed" : "failed or denied"
+      else status = op.exitCode === 0 ? "passed" : "failed"
     }
     verification.push({
       fact: fact(op.kind, op.label, status, ev, op.where),

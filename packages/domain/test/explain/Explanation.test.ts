@@ -146,7 +146,7 @@ describe("Explanation", () => {
     const status = Object.fromEntries(m.verification.map((v) => [v.fact.label + v.fact.evidence.item_id, v.status]))
     assert.deepStrictEqual(Object.values(status), [
       "passed",
-      "failed or denied",
+      "failed",
       "unconfirmed",
       "pending",
       "failed or denied",
