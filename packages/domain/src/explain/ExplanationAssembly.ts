@@ -21,6 +21,7 @@ import type {
 import type { ExplanationState, Fact, Operation } from "./internal/explanationState.ts"
 import { fact } from "./internal/explanationState.ts"
 import type { PathDiff } from "./internal/unifiedDiff.ts"
+import { isVerificationCommand } from "./VerificationCommand.ts"
 
 /** `n noun` with the noun in the plural unless n is 1 (warnings read as sentences, unescaped). */
 const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`
@@ -80,11 +81,37 @@ const changesOf = (successfulEdits: ReadonlyArray<Operation>) => {
   return { changes, changeDiffs, missingDiffs }
 }
 
+/** Tools that run a shell command line (their label is `<tool> <command>`, see `toolLabel`). */
+const SHELL_TOOLS: ReadonlySet<string> = new Set([
+  "Bash",
+  "bash",
+  "shell",
+  "local_shell",
+  "exec_command",
+  "run_shell_command",
+  "execute_command",
+  "run_terminal_cmd"
+])
+
+/**
+ * Whether an operation is a verification check: its recorded `activity` when there is one (an
+ * explicit label always wins), else what the classifier reads from its command line — a
+ * command's own, or a shell tool's `command` argument.
+ */
+const isVerification = (op: Operation): boolean => {
+  if (op.activity !== undefined) return op.activity === "verification"
+  if (op.kind === "command") return isVerificationCommand(op.rawLabel)
+  if (op.kind !== "tool") return false
+  const space = op.rawLabel.indexOf(" ")
+  return space > 0 && SHELL_TOOLS.has(op.rawLabel.slice(0, space)) &&
+    isVerificationCommand(op.rawLabel.slice(space + 1))
+}
+
 /** The verification checks in scope, each fresh when it passed and started after the last mutation. */
 const verificationOf = (ops: ReadonlyArray<Operation>, lastMutation: number): Array<VerificationEntry> => {
   const verification: Array<VerificationEntry> = []
   for (const op of ops) {
-    if (op.activity !== "verification") continue
+    if (!isVerification(op)) continue
     let status: VerificationStatus
     let ev = op.evidence
     let start = op.seq

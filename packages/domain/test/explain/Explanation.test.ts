@@ -187,6 +187,30 @@ describe("Explanation", () => {
     assert.isTrue(tool.verification[0]?.fresh)
   })
 
+  it("recognises unlabelled checks from their command line; an explicit activity still wins", () => {
+    const t = { task: "t" }
+    const m = explain([
+      items.turn("t", "g"),
+      items.fileChange("completed", "edit", ["src/a.go"], "completed", unifiedDiff("src/a.go", 3, ["x"]), t),
+      items.command("completed", "grep", "grep -rn test src", "completed", 0, t),
+      items.command("completed", "lint", "mise run lint 2>&1 | tail -20", "completed", 1, t),
+      items.command("completed", "labelled", "npm test", "completed", 0, { ...t, activity: "inspection" }),
+      items.command("completed", "test", "cd cli && go test ./... 2>&1 | head -100", "completed", 0, t)
+    ])
+    assert.deepStrictEqual(m.verification.map((v) => [v.fact.evidence.item_id, v.status, v.exit_code, v.fresh]), [
+      ["lint", "failed", 1, false],
+      ["test", "passed", 0, true]
+    ])
+    assert.isFalse(m.review_priorities.some((r) => r.reason.includes("No passing verification")))
+    const unverified = explain([
+      items.turn("t", "g"),
+      items.command("completed", "test", "go test ./...", "completed", 0, t),
+      items.fileChange("completed", "edit", ["src/a.go"], "completed", unifiedDiff("src/a.go", 3, ["x"]), t)
+    ])
+    assert.isFalse(unverified.verification[0]?.fresh)
+    assert.isTrue(unverified.review_priorities.some((r) => r.reason.includes("No passing verification")))
+  })
+
   it("de-duplicates edits and reads each path's first hunk line", () => {
     const t = { task: "t" }
     const diff = unifiedDiff("src/a.ts", 12, ["const a = 1"]) + unifiedDiff("src/b.ts", 40, ["const b = 2"])
