@@ -18,6 +18,12 @@ export interface PathDiff {
 
 /** A hunk header; group 1 is the new-side start line. */
 const HUNK = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/u
+/**
+ * A hunk header without line numbers: `@@` alone or followed by context text, as Codex's
+ * `apply_patch` writes them and as imported old/new-string edits are written (the source does not
+ * say where the text was). Its lines count as changed; the start line stays unknown.
+ */
+const BARE_HUNK = /^@@(?: |$)/u
 /** An added line that declares public API (TypeScript/JavaScript, Rust, Java/C#/Kotlin). */
 const PUBLIC_DECL = /^\+\s*(?:export\b|pub\b|pub\(crate\)|public\b)/u
 
@@ -55,6 +61,10 @@ export const parseDiff = (diff: string, paths: ReadonlyArray<string>): Map<strin
     if (hunk !== null) {
       inHunk = true
       if (current !== undefined && current.line === null) current.line = Number(hunk[1])
+      continue
+    }
+    if (BARE_HUNK.test(line)) {
+      inHunk = true
       continue
     }
     if (!inHunk || current === undefined) continue
