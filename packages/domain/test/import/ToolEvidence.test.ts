@@ -177,7 +177,7 @@ describe("Claude Code tool results", () => {
       ["/r/d.go", "update", "failed"]
     ])
     assert.include(changes[0]?.unified_diff ?? "", "@@ -7,1 +7,1 @@\n-x := 1\n+x := 2\n")
-    assert.strictEqual(changes[1]?.unified_diff, "--- a//r/b.go\n+++ b//r/b.go\n@@\n-a\n+b\n")
+    assert.strictEqual(changes[1]?.unified_diff, "--- a/r/b.go\n+++ b/r/b.go\n@@\n-a\n+b\n")
     assert.strictEqual(changes[2]?.unified_diff, creationDiff("/r/new.txt", "hello\n"))
     assert.strictEqual((changes[3]?.unified_diff ?? "").split("@@\n").length, 3)
     assert.isUndefined(changes[4]?.unified_diff)

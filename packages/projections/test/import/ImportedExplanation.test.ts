@@ -8,13 +8,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { decodeLineText, isVerificationCommand } from "@logbook/domain"
+import { claudeText, decodeLineText, isClaudePrompt, isVerificationCommand } from "@logbook/domain"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { tempDir } from "@logbook/testkit"
 import { Effect, Layer, Result } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { queryExplanation } from "../../src/explain/Explanation.ts"
+import { queryExplanation, queryTranscript } from "../../src/explain/Explanation.ts"
+import { escapeHtml, renderHtml } from "../../src/explain/render/ExplanationHtml.ts"
 import { importSessions } from "../../src/import/Importer.ts"
 
 const fixtures = path.join(import.meta.dirname, "..", "fixtures", "realdata")
@@ -199,4 +200,35 @@ describe("explanations of imported real sessions", () => {
         }).pipe(Effect.provide(storeLayer)))
     }
   }
+})
+
+describe("the HTML report of an imported real session", () => {
+  const file = path.join(fixtures, "claude-code", "entire-cli__2.0.76__ckpt-a6e4c2a0fbd1__compact_boundary.jsonl")
+
+  it.effect("shows every prompt and every command of the source, and evidence links land on transcript entries", () =>
+    Effect.gen(function*() {
+      const sessionsDir = yield* tempDir("explain-html")
+      const report = yield* importSessions({ sessionsDir, format: "claude", paths: [file] })
+      const session = report.sources[0]?.session ?? ""
+      const model = yield* queryExplanation(sessionsDir, session, "session")
+      const transcript = yield* queryTranscript(sessionsDir, session)
+      const html = renderHtml(model, { transcript })
+      const records = jsonl(file)
+      const prompts = records.filter(isClaudePrompt).map((r) => claudeText(asObj(r["message"])["content"]))
+      assert.isAbove(prompts.length, 0)
+      for (const prompt of prompts) assert.include(html, escapeHtml(prompt.slice(0, 200)))
+      assert.strictEqual(html.split("data-kind=\"prompt\"").length - 1, prompts.length)
+      const commands = records.flatMap((r) =>
+        asArray(asObj(r["message"])["content"]).flatMap((b) =>
+          b["type"] === "tool_use" && b["name"] === "Bash" ? [String(asObj(b["input"])["command"])] : []
+        )
+      )
+      for (const command of commands) assert.include(html, `<code>$ ${escapeHtml(command)}</code>`)
+      // Every evidence link into the transcript names an anchor the report has.
+      const targets = [...html.matchAll(/href="#entry-(\d+)"/gu)].map((m) => m[1])
+      assert.isAtLeast(targets.length, model.verification.length)
+      for (const t of targets) assert.include(html, `id="entry-${t}"`)
+      assert.include(html, "<nav class=\"toc\" aria-label=\"Turns\">")
+      assert.notInclude(html, "<script")
+    }).pipe(Effect.provide(storeLayer)))
 })

@@ -43,8 +43,12 @@ export const diffFields = (diff: string | undefined, partial = false): DiffField
   return { unified_diff: diff.slice(0, cut > 0 ? cut + 1 : MAX_IMPORTED_DIFF_CHARS), diff_incomplete: true }
 }
 
+/** `a/<path>` / `b/<path>` (an absolute path keeps one slash: `a/Users/…`). */
+const side = (prefix: "a" | "b", path: string): string =>
+  path.startsWith("/") ? `${prefix}${path}` : `${prefix}/${path}`
+
 const header = (path: string, added: boolean, deleted: boolean): string =>
-  `--- ${added ? "/dev/null" : `a/${path}`}\n+++ ${deleted ? "/dev/null" : `b/${path}`}\n`
+  `--- ${added ? "/dev/null" : side("a", path)}\n+++ ${deleted ? "/dev/null" : side("b", path)}\n`
 
 /**
  * A diff replacing `oldText` by `newText` in `path` (an `Edit`/`replace` call): the lines the two
@@ -123,8 +127,8 @@ export const applyPatchDiff = (patch: string): string => {
   }
   let out = ""
   for (const f of files) {
-    out += `--- ${f.kind === "Add" ? "/dev/null" : `a/${f.path}`}\n+++ ${
-      f.kind === "Delete" ? "/dev/null" : `b/${f.target}`
+    out += `--- ${f.kind === "Add" ? "/dev/null" : side("a", f.path)}\n+++ ${
+      f.kind === "Delete" ? "/dev/null" : side("b", f.target)
     }\n`
     const body = f.body.filter((l, i) => l.length > 0 || i < f.body.length - 1)
     if (f.kind === "Add") out += `@@ -0,0 +1,${body.length} @@\n`

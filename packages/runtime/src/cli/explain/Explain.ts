@@ -8,6 +8,7 @@ import { terminalSafe } from "@logbook/domain"
 import {
   queryEvidence,
   queryExplanation,
+  queryTranscript,
   renderDetails,
   renderDiagram,
   renderHtml,
@@ -129,10 +130,12 @@ export const explainCommand = Command.make(
             return yield* git.snapshot(where.workspace)
           }).pipe(Effect.provide(WorkspaceGit.layerNode))
           : undefined
+        const transcript = yield* queryTranscript(where.sessionsDir, session)
         yield* fs.writeAtomic(
           file,
           renderHtml(model, {
             evidence: evidence.flatMap((e) => Option.isSome(e) ? [e.value] : []),
+            transcript,
             ...(workspace === undefined ? {} : { workspace })
           })
         )
