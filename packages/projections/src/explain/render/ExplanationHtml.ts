@@ -253,6 +253,13 @@ const entryHtml = (e: TranscriptEntry): string => {
   }
 }
 
+/** A prompt (already redacted) cut to the start a table of contents shows. */
+const tocText = (prompt: string): string => {
+  const flat = prompt.replace(/\s+/gu, " ").trim()
+  const chars = [...flat]
+  return chars.length <= 48 ? flat : `${chars.slice(0, 47).join("")}…`
+}
+
 const turnTitle = (t: TranscriptTurn) => t.index === 0 ? "Before the first turn" : `Turn ${t.index}`
 
 const transcriptSection = (transcript: Transcript): string => {
@@ -260,7 +267,7 @@ const transcriptSection = (transcript: Transcript): string => {
   if (turns.length === 0) return empty("No turns recorded.")
   const toc = `<nav class="toc" aria-label="Turns">${
     turns.map((t) =>
-      `<a href="#turn-${t.index}">${h(turnTitle(t))}${t.prompt === null ? "" : `: ${h(publicText(t.prompt, 40))}`}</a>`
+      `<a href="#turn-${t.index}">${h(turnTitle(t))}${t.prompt === null ? "" : `: ${h(tocText(t.prompt))}`}</a>`
     ).join(" ")
   }</nav>`
   const body = turns.map((t) =>
