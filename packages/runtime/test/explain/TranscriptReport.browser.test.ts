@@ -67,7 +67,7 @@ const open = (file: string, screenshot: string) =>
           const page = context.pages()[0] ?? (await context.newPage())
           await page.setViewportSize({ width: 390, height: 844 })
           await page.goto(pathToFileURL(file).href, { waitUntil: "load" })
-          const scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth)
+          const scrollWidth = await page.$eval("html", (e) => e.scrollWidth)
           const shownPrompts = await page.$$eval("[data-kind=prompt]", (els) => els.map((e) => e.textContent ?? ""))
           const shownCommands = await page.$$eval(
             "[data-kind=command] > code",
@@ -83,9 +83,11 @@ const open = (file: string, screenshot: string) =>
             })
           }
           await page.click("#verification a.ev")
-          const targetKind = await page.evaluate(() =>
-            document.querySelector(":target")?.closest("[data-kind]")?.getAttribute("data-kind") ?? null
+          const targets = await page.$$eval(
+            ":target",
+            (els) => els.map((e) => e.closest("[data-kind]")?.getAttribute("data-kind") ?? null)
           )
+          const targetKind = targets[0] ?? null
           return { requests, scrollWidth, prompts: shownPrompts, commands: shownCommands, targetKind }
         }),
       (context) => Effect.promise(() => context.close())
