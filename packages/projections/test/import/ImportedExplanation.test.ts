@@ -54,7 +54,11 @@ const claudeFacts = (file: string): SourceFacts => {
       const input = asObj(use["input"])
       const failed = block["is_error"] === true
       if (use["name"] === "Bash" && isVerificationCommand(String(input["command"]))) {
-        checks.push({ command: String(input["command"]), exit: failed ? null : 0 })
+        // Claude Code records no exit code field: a result is exit 0 unless is_error, whose text
+        // starts "Exit code N" when the command ran (a denied call has none).
+        const text = typeof block["content"] === "string" ? block["content"] : JSON.stringify(block["content"])
+        const code = /^Exit code (\d+)/u.exec(text)
+        checks.push({ command: String(input["command"]), exit: failed ? (code === null ? null : Number(code[1])) : 0 })
       }
       if (["Edit", "MultiEdit", "Write", "NotebookEdit"].includes(String(use["name"])) && !failed) {
         changed.add(String(input["file_path"] ?? input["notebook_path"]))
@@ -152,6 +156,7 @@ const cases: ReadonlyArray<
   }
 > = [
   { dir: "claude-code", format: "claude", facts: claudeFacts },
+  { dir: "claude-code-checks", format: "claude", facts: claudeFacts },
   { dir: "codex-rollout", format: "codex", facts: codexRolloutFacts },
   { dir: "codex-exec-json", format: "exec", facts: codexExecFacts },
   { dir: "gemini-cli", format: "gemini", facts: geminiFacts }
@@ -200,6 +205,31 @@ describe("explanations of imported real sessions", () => {
         }).pipe(Effect.provide(storeLayer)))
     }
   }
+})
+
+describe("a real session that failed its lint twice before passing", () => {
+  const file = path.join(fixtures, "claude-code-checks", "entire-cli__2.1.31__ckpt-b703660e28ea__lint-failures.jsonl")
+
+  it.effect("lists the denied and failing checks as failed, and the final passing ones as fresh", () =>
+    Effect.gen(function*() {
+      const sessionsDir = yield* tempDir("explain-lint")
+      const report = yield* importSessions({ sessionsDir, format: "claude", paths: [file] })
+      const model = yield* queryExplanation(sessionsDir, report.sources[0]?.session ?? "", "session")
+      assert.deepStrictEqual(model.verification.map((v) => v.status), [
+        "passed",
+        "passed",
+        "passed",
+        "failed",
+        "failed",
+        "failed",
+        "passed",
+        "passed"
+      ])
+      assert.deepStrictEqual(model.verification.slice(-2).map((v) => v.fresh), [true, true])
+      assert.isFalse(model.review_priorities.some((r) => r.reason.includes("No passing verification")))
+      assert.isFalse(model.completeness.warnings.some((w) => w.includes("diff unavailable")))
+      assert.strictEqual(model.edit_operations, 9)
+    }).pipe(Effect.provide(storeLayer)))
 })
 
 describe("the HTML report of an imported real session", () => {
