@@ -6,7 +6,10 @@
  *
  * **Gotchas**: "task" scope is the latest user task (or the latest task when no turn came from
  * the user); a verification is fresh only when it passed and started after every mutation
- * attempt in scope; review priorities are an inspection order, not bug claims.
+ * attempt in scope; review priorities are an inspection order, not bug claims. An operation
+ * without a recorded `activity` is a check when the classifier (`VerificationCommand.ts`)
+ * recognises its command line; that is decided here, once per model, not per record, so the
+ * fold's cost per line is unchanged.
  */
 import { publicIdentity, publicPath } from "../contract/Redaction.ts"
 import type {
