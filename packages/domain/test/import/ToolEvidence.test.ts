@@ -267,3 +267,28 @@ describe("Gemini CLI and Codex tool calls", () => {
     assert.isFalse(model.review_priorities.some((r) => r.reason.includes("No passing verification")))
   })
 })
+
+describe("multi-file diffs read back by the explanation", () => {
+  const ev = (type: string, payload: Record<string, unknown>) => ({ timestamp: ts, type, payload })
+  /** The review reasons of a session whose one patch adds `added` lines to a.ts, then one to b.ts. */
+  const reasons = (added: number) => {
+    const lines = Array.from({ length: added }, (_, i) => `+line ${i}`).join("\n")
+    const patch = `*** Begin Patch\n*** Update File: a.ts\n@@\n${lines}\n*** Update File: b.ts\n@@\n+z\n*** End Patch`
+    const out = run(codexRolloutMapper, "codex-m", [
+      ev("session_meta", { id: "m" }),
+      ev("event_msg", { type: "user_message", message: "go" }),
+      ev("response_item", { type: "custom_tool_call", name: "apply_patch", call_id: "p", input: patch }),
+      ev("response_item", { type: "custom_tool_call_output", call_id: "p", output: "Success." })
+    ])
+    const fold = makeExplanationFold("codex-m")
+    for (const record of recordsOf(out)) fold.add(record)
+    const model = fold.model({ scope: "session", revision: "r", evictedTurns: 0 })
+    assert.deepStrictEqual(model.changes.map((c) => c.path), ["a.ts", "b.ts"])
+    return model.review_priorities.filter((r) => r.reason.startsWith("Large diff")).map((r) => r.fact.path)
+  }
+
+  it("counts each file's changed lines without taking the next file's header for a removal", () => {
+    assert.deepStrictEqual(reasons(199), [])
+    assert.deepStrictEqual(reasons(200), ["a.ts"])
+  })
+})
