@@ -16,6 +16,8 @@ const BASE = {
 
 /** Deliberate edges between features, each with the reason it exists. */
 const ALLOWED = {
+  // the importers label the commands they write with the explanation's verification classifier
+  "domain:import->explain": true,
   // the importer is the one writer in projections: it derives the memory view of what it wrote
   "projections:import->memory": true,
   // the replicator keeps the fleet's search documents in step with the lines it copies

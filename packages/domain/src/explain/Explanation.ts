@@ -3,7 +3,8 @@
  * the model types, the reducer that folds a session's retained records into a model, and the
  * paging of a model. Re-exports only; the fold is split along its seams: the model types
  * (`ExplanationModel.ts`), the fold (`ExplanationFold.ts`), model assembly
- * (`ExplanationAssembly.ts`) and paging (`ExplanationPaging.ts`), with the field accessors,
+ * (`ExplanationAssembly.ts`), paging (`ExplanationPaging.ts`) and the verification classifier
+ * (`VerificationCommand.ts`), with the field accessors,
  * record reading, state and unified-diff parsing under `internal/`.
  *
  * **Gotchas**: identities are `(task, actor, item id)`; terminal states come only from
@@ -30,3 +31,7 @@ export type {
 } from "./ExplanationModel.ts"
 export type { ExplanationPage } from "./ExplanationPaging.ts"
 export { evidenceReferences, EXPLANATION_PAGE_BYTES, pageExplanation } from "./ExplanationPaging.ts"
+export type { Transcript, TranscriptEntry, TranscriptEntryKind, TranscriptFold, TranscriptTurn } from "./Transcript.ts"
+export { makeTranscriptFold, TRANSCRIPT_LIMITS } from "./Transcript.ts"
+export type { VerificationKind } from "./VerificationCommand.ts"
+export { classifyVerificationCommand, isVerificationCommand, MAX_CLASSIFIED_CHARS } from "./VerificationCommand.ts"

@@ -6,7 +6,10 @@
  *
  * **Gotchas**: "task" scope is the latest user task (or the latest task when no turn came from
  * the user); a verification is fresh only when it passed and started after every mutation
- * attempt in scope; review priorities are an inspection order, not bug claims.
+ * attempt in scope; review priorities are an inspection order, not bug claims. An operation
+ * without a recorded `activity` is a check when the classifier (`VerificationCommand.ts`)
+ * recognises its command line; that is decided here, once per model, not per record, so the
+ * fold's cost per line is unchanged.
  */
 import { publicIdentity, publicPath } from "../contract/Redaction.ts"
 import type {
@@ -21,6 +24,7 @@ import type {
 import type { ExplanationState, Fact, Operation } from "./internal/explanationState.ts"
 import { fact } from "./internal/explanationState.ts"
 import type { PathDiff } from "./internal/unifiedDiff.ts"
+import { isVerificationCommand } from "./VerificationCommand.ts"
 
 /** `n noun` with the noun in the plural unless n is 1 (warnings read as sentences, unescaped). */
 const count = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`
@@ -80,11 +84,37 @@ const changesOf = (successfulEdits: ReadonlyArray<Operation>) => {
   return { changes, changeDiffs, missingDiffs }
 }
 
+/** Tools that run a shell command line (their label is `<tool> <command>`, see `toolLabel`). */
+const SHELL_TOOLS: ReadonlySet<string> = new Set([
+  "Bash",
+  "bash",
+  "shell",
+  "local_shell",
+  "exec_command",
+  "run_shell_command",
+  "execute_command",
+  "run_terminal_cmd"
+])
+
+/**
+ * Whether an operation is a verification check: its recorded `activity` when there is one (an
+ * explicit label always wins), else what the classifier reads from its command line — a
+ * command's own, or a shell tool's `command` argument.
+ */
+const isVerification = (op: Operation): boolean => {
+  if (op.activity !== undefined) return op.activity === "verification"
+  if (op.kind === "command") return isVerificationCommand(op.rawLabel)
+  if (op.kind !== "tool") return false
+  const space = op.rawLabel.indexOf(" ")
+  return space > 0 && SHELL_TOOLS.has(op.rawLabel.slice(0, space)) &&
+    isVerificationCommand(op.rawLabel.slice(space + 1))
+}
+
 /** The verification checks in scope, each fresh when it passed and started after the last mutation. */
 const verificationOf = (ops: ReadonlyArray<Operation>, lastMutation: number): Array<VerificationEntry> => {
   const verification: Array<VerificationEntry> = []
   for (const op of ops) {
-    if (op.activity !== "verification") continue
+    if (!isVerification(op)) continue
     let status: VerificationStatus
     let ev = op.evidence
     let start = op.seq
@@ -103,10 +133,11 @@ const verificationOf = (ops: ReadonlyArray<Operation>, lastMutation: number): Ar
       else status = out.exitCode === null ? "unconfirmed" : "failed or denied"
     } else {
       if (op.status === "cancelled") status = "cancelled"
-      else if (op.status === "failed" || op.status === "denied") status = "failed or denied"
+      // The reference labels a failed command `failed`; `failed or denied` is for tool invocations.
+      else if (op.status === "failed" || op.status === "denied") status = "failed"
       else if (!op.terminal) status = "pending"
       else if (!op.hasExitCode) status = "unconfirmed"
-      else status = op.exitCode === 0 ? "passed" : "failed or denied"
+      else status = op.exitCode === 0 ? "passed" : "failed"
     }
     verification.push({
       fact: fact(op.kind, op.label, status, ev, op.where),

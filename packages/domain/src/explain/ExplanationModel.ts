@@ -51,7 +51,7 @@ export interface ExplanationEntry {
 }
 
 /** How a verification check ended. */
-export type VerificationStatus = "passed" | "failed or denied" | "unconfirmed" | "pending" | "cancelled"
+export type VerificationStatus = "passed" | "failed" | "failed or denied" | "unconfirmed" | "pending" | "cancelled"
 
 /** A verification check: its status, recorded exit code and whether it ran after every mutation attempt. */
 export interface VerificationEntry {

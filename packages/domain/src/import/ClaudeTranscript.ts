@@ -14,14 +14,22 @@ import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { claudeBashOutcome, claudeInputDiff, claudeResultDiff } from "./internal/claudeTools.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { labelVerification } from "./internal/toolEvidence.ts"
 
 const PendingTool = Schema.Struct({
   itemId: Schema.String,
   name: Schema.String,
   command: Schema.String,
-  path: Schema.String
+  path: Schema.String,
+  /** A file tool's diff from its input (old/new strings, content), for a result without a patch. */
+  diff: Schema.optionalKey(Schema.String),
+  /** Whether {@link PendingTool.diff} cannot show the whole change. */
+  partial: Schema.optionalKey(Schema.Boolean),
+  /** A `Bash` call sent to the background (its result says nothing of the exit). */
+  background: Schema.optionalKey(Schema.Boolean)
 })
 
 type PendingTool = typeof PendingTool.Type
@@ -129,16 +137,17 @@ const onToolUse = (state: ClaudeTranscriptState, block: unknown, ts: string): Ma
     pending: { ...n.state.pending, [toolUseId]: pending }
   })
   if (command !== undefined) {
+    const background = field(input, "run_in_background") === true
     return {
-      state: remember({ itemId: n.id, name, command, path: "" }),
+      state: remember({ itemId: n.id, name, command, path: "", ...(background ? { background } : {}) }),
       events: [
         ...n.events,
-        itemEvent("item.started", c, n.id, ts, {
+        labelVerification(itemEvent("item.started", c, n.id, ts, {
           type: "command_execution",
           command,
           aggregated_output: "",
           status: "in_progress"
-        })
+        }))
       ]
     }
   }
@@ -151,7 +160,11 @@ const onToolUse = (state: ClaudeTranscriptState, block: unknown, ts: string): Ma
       ]
     }
   }
-  if (FILE_TOOLS.has(name)) return { state: remember({ itemId: n.id, name, command: "", path }), events: n.events }
+  if (FILE_TOOLS.has(name)) {
+    const diff = claudeInputDiff(name, input, path)
+    const pending = diff === undefined ? {} : { diff: diff.diff, ...(diff.partial ? { partial: true } : {}) }
+    return { state: remember({ itemId: n.id, name, command: "", path, ...pending }), events: n.events }
+  }
   return {
     state: remember({ itemId: n.id, name, command: "", path: "" }),
     events: [
@@ -237,28 +250,32 @@ const onToolResult = (
   const failed = field(block, "is_error") === true
   const output = claudeText(field(block, "content"))
   const c = s.cursor
+  const toolUseResult = field(record, "toolUseResult")
   if (call.command.length > 0 || call.name === "Bash") {
+    const outcome = claudeBashOutcome(failed, output, toolUseResult, call.background === true)
     return {
       state: s,
       events: [
-        itemEvent("item.completed", c, call.itemId, ts, {
+        labelVerification(itemEvent("item.completed", c, call.itemId, ts, {
           type: "command_execution",
           command: call.command,
           aggregated_output: output,
-          status: failed ? "failed" : "completed"
-        })
+          ...outcome
+        }))
       ]
     }
   }
   if (FILE_TOOLS.has(call.name)) {
-    const created = str(field(record, "toolUseResult"), "type") === "create"
+    const created = str(toolUseResult, "type") === "create"
+    const inputDiff = call.diff === undefined ? undefined : { diff: call.diff, partial: call.partial === true }
     return {
       state: s,
       events: [
         itemEvent("item.completed", c, call.itemId, ts, {
           type: "file_change",
           changes: call.path.length > 0 ? [{ path: call.path, kind: created ? "add" : "update" }] : [],
-          status: failed ? "failed" : "completed"
+          status: failed ? "failed" : "completed",
+          ...(failed || call.path.length === 0 ? {} : claudeResultDiff(call.name, call.path, toolUseResult, inputDiff))
         })
       ]
     }

@@ -17,6 +17,7 @@ import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCurso
 import { arr, counter, exitCodeOf, field, isRecord, obj, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
 import { closeTurn, failTurn, itemEvent, openTurn, startThread } from "./internal/importTurns.ts"
+import { labelVerification } from "./internal/toolEvidence.ts"
 
 /** The reducer state of a `codex exec --json` import. */
 export const CodexExecState = Schema.Struct({ cursor: ImportCursorSchema })
@@ -160,7 +161,7 @@ export const stepCodexExec = (state: CodexExecState, record: unknown): MapStep<C
       const id = `${started.cursor.turnId.length > 0 ? started.cursor.turnId : "turn-0"}-${str(item, "id") ?? "item"}`
       return {
         state: { cursor: started.cursor },
-        events: [...started.events, itemEvent(type, started.cursor, id, "", body)]
+        events: [...started.events, labelVerification(itemEvent(type, started.cursor, id, "", body))]
       }
     }
     default:

@@ -18,6 +18,7 @@ import type { ImportCursor, ImportIdentity, ImportMapper, MapStep } from "./Impo
 import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, exitCodeOf, field, isRecord, num, obj, parseJsonValue, str } from "./internal/foreignJson.ts"
 import { closeTurn, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { applyPatchDiff, diffFields, labelVerification } from "./internal/toolEvidence.ts"
 
 const PendingCall = Schema.Struct({
   itemId: Schema.String,
@@ -199,12 +200,12 @@ const onFunctionCall = (state: CodexRolloutState, payload: unknown, ts: string):
         c,
         id
       ) => [
-        itemEvent("item.started", c, id, ts, {
+        labelVerification(itemEvent("item.started", c, id, ts, {
           type: "command_execution",
           command,
           aggregated_output: "",
           status: "in_progress"
-        })
+        }))
       ],
       { callId, call: { kind: "shell", name, command, input: "" } }
     )
@@ -240,13 +241,13 @@ const onCallOutput = (state: CodexRolloutState, payload: unknown, ts: string): M
       return {
         state: rest,
         events: [
-          itemEvent("item.completed", c, call.itemId, ts, {
+          labelVerification(itemEvent("item.completed", c, call.itemId, ts, {
             type: "command_execution",
             command: call.command,
             aggregated_output: text,
             ...(exitCode === undefined ? {} : { exit_code: exitCode }),
             status: exitCode === undefined || exitCode === 0 ? "completed" : "failed"
-          })
+          }))
         ]
       }
     case "patch": {
@@ -258,7 +259,8 @@ const onCallOutput = (state: CodexRolloutState, payload: unknown, ts: string): M
             type: "file_change",
             changes: patchChanges(call.input),
             status: failed ? "failed" : "completed",
-            unified_diff: call.input
+            // The patch body in unified-diff form: one header per file, its hunks as written.
+            ...diffFields(applyPatchDiff(call.input))
           })
         ]
       }
@@ -368,13 +370,13 @@ const onEventMsg = (state: CodexRolloutState, payload: unknown, ts: string): Map
       const exitCode = exitCodeOf(num(payload, "exit_code"))
       const output = str(payload, "aggregated_output") ?? str(payload, "stdout") ?? ""
       return emitItem(state, (c, id) => [
-        itemEvent("item.completed", c, id, ts, {
+        labelVerification(itemEvent("item.completed", c, id, ts, {
           type: "command_execution",
           command,
           aggregated_output: output,
           ...(exitCode === undefined ? {} : { exit_code: exitCode }),
           status: exitCode === undefined || exitCode === 0 ? "completed" : "failed"
-        })
+        }))
       ])
     }
     case "error": {

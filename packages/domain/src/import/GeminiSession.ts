@@ -14,8 +14,10 @@ import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contra
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
+import { geminiChangeKind, geminiFileDiff, geminiShellOutcome } from "./internal/geminiTools.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
 import { itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { labelVerification } from "./internal/toolEvidence.ts"
 
 /** The reducer state of a Gemini CLI session import. */
 export const GeminiSessionState = Schema.Struct({
@@ -63,15 +65,16 @@ const toolItems = (call: unknown): Array<ItemBody> => {
       type: "command_execution",
       command: str(args, "command") ?? "",
       aggregated_output: output,
-      status: failed ? "failed" : "completed"
+      ...geminiShellOutcome(failed, output)
     }]
   }
   if (FILE_TOOLS.has(name)) {
     const path = str(args, "file_path") ?? str(args, "absolute_path") ?? ""
     return [{
       type: "file_change",
-      changes: path.length > 0 ? [{ path, kind: name === "write_file" ? "add" : "update" }] : [],
-      status: failed ? "failed" : "completed"
+      changes: path.length > 0 ? [{ path, kind: geminiChangeKind(name, output) }] : [],
+      status: failed ? "failed" : "completed",
+      ...(failed || path.length === 0 ? {} : geminiFileDiff(name, args, path, field(call, "resultDisplay"), output))
     }]
   }
   if (name === "google_web_search" || name === "web_search") {
@@ -147,7 +150,7 @@ const onGemini = (state: GeminiSessionState, record: unknown, ts: string): MapSt
     cursor = n.cursor
     const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
     if (body.type === "tool_invocation") lastInvocation = n.id
-    events.push(itemEvent("item.completed", cursor, n.id, ts, linked))
+    events.push(labelVerification(itemEvent("item.completed", cursor, n.id, ts, linked)))
   }
   return { state: { ...s, cursor }, events }
 }

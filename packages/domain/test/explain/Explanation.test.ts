@@ -146,7 +146,7 @@ describe("Explanation", () => {
     const status = Object.fromEntries(m.verification.map((v) => [v.fact.label + v.fact.evidence.item_id, v.status]))
     assert.deepStrictEqual(Object.values(status), [
       "passed",
-      "failed or denied",
+      "failed",
       "unconfirmed",
       "pending",
       "failed or denied",
@@ -185,6 +185,30 @@ describe("Explanation", () => {
       items.output("completed", "out", "call", "completed", 0, { ...t, ...verify })
     ])
     assert.isTrue(tool.verification[0]?.fresh)
+  })
+
+  it("recognises unlabelled checks from their command line; an explicit activity still wins", () => {
+    const t = { task: "t" }
+    const m = explain([
+      items.turn("t", "g"),
+      items.fileChange("completed", "edit", ["src/a.go"], "completed", unifiedDiff("src/a.go", 3, ["x"]), t),
+      items.command("completed", "grep", "grep -rn test src", "completed", 0, t),
+      items.command("completed", "lint", "mise run lint 2>&1 | tail -20", "completed", 1, t),
+      items.command("completed", "labelled", "npm test", "completed", 0, { ...t, activity: "inspection" }),
+      items.command("completed", "test", "cd cli && go test ./... 2>&1 | head -100", "completed", 0, t)
+    ])
+    assert.deepStrictEqual(m.verification.map((v) => [v.fact.evidence.item_id, v.status, v.exit_code, v.fresh]), [
+      ["lint", "failed", 1, false],
+      ["test", "passed", 0, true]
+    ])
+    assert.isFalse(m.review_priorities.some((r) => r.reason.includes("No passing verification")))
+    const unverified = explain([
+      items.turn("t", "g"),
+      items.command("completed", "test", "go test ./...", "completed", 0, t),
+      items.fileChange("completed", "edit", ["src/a.go"], "completed", unifiedDiff("src/a.go", 3, ["x"]), t)
+    ])
+    assert.isFalse(unverified.verification[0]?.fresh)
+    assert.isTrue(unverified.review_priorities.some((r) => r.reason.includes("No passing verification")))
   })
 
   it("de-duplicates edits and reads each path's first hunk line", () => {

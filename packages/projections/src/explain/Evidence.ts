@@ -13,6 +13,9 @@ import { findSession } from "../session/SessionLookup.ts"
 /** Bound of one evidence page (bytes of pretty-printed, redacted JSON). */
 export const MAX_EVIDENCE_PAGE = 32 * 1024
 
+/** The shortest digest prefix a query may give (hex digits; the full digest has 64). */
+export const MIN_DIGEST_PREFIX = 12
+
 /** Longest line an evidence read will look at (a reference to a longer one is unavailable). */
 export const MAX_EVIDENCE_LINE = 64 * 1024 * 1024
 
@@ -103,7 +106,7 @@ const parseJson = (text: string): unknown => JSON.parse(text)
  * Re-reads the line a reference names and returns one page of its redacted, pretty-printed
  * JSON. Fails `EvidenceForeignSession` when the reference names another session,
  * `EvidenceUnavailable` when no retained line has exactly that offset (line start), length and
- * digest or when it is not JSON, and `InvalidEvidencePage` for a bad page offset.
+ * digest (or a digest prefix of at least {@link MIN_DIGEST_PREFIX} hex digits) or when it is not JSON, and `InvalidEvidencePage` for a bad page offset.
  */
 export const queryEvidence = Effect.fn("Evidence.queryEvidence")(
   function*(sessionsDir: string, sessionId: string, query: EvidenceQuery, pageOffset = 0, limit = MAX_EVIDENCE_PAGE) {
@@ -136,7 +139,11 @@ export const queryEvidence = Effect.fn("Evidence.queryEvidence")(
     if (nl === -1) return yield* unavailable("the line is not terminated")
     const line = bytes.subarray(0, nl + 1)
     if (query.length !== undefined && line.length !== query.length) return yield* unavailable("the length differs")
-    if (sha256Hex(line) !== query.digest.toLowerCase()) return yield* unavailable("the digest differs")
+    // A prefix of at least 12 hex digits is accepted (the short references of the plain-text
+    // summary): the offset pins the line, 48 bits of digest still tell a changed one.
+    const digest = sha256Hex(line)
+    const wanted = query.digest.toLowerCase()
+    if (wanted.length < MIN_DIGEST_PREFIX || !digest.startsWith(wanted)) return yield* unavailable("the digest differs")
     const parsed = Result.try(() => parseJson(decoder.decode(line)))
     if (Result.isFailure(parsed)) return yield* unavailable("the line is not JSON")
     const text = new TextEncoder().encode(JSON.stringify(redactJson(parsed.success), null, 2))
@@ -148,7 +155,7 @@ export const queryEvidence = Effect.fn("Evidence.queryEvidence")(
         session_id: recorded,
         offset: query.offset,
         length: line.length,
-        digest: query.digest.toLowerCase()
+        digest
       },
       text: decoder.decode(text.subarray(start, pageEnd)),
       offset: start,

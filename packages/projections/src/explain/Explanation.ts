@@ -12,8 +12,14 @@
  * consumed, not hashed and not explained until its newline arrives, so a model never depends on
  * half a record. Nothing here takes the session lock, so reading never blocks a writer.
  */
-import type { ExplanationFold, ExplanationModel, ExplanationRecord, ExplanationScope } from "@logbook/domain"
-import { makeExplanationFold, scanLineText } from "@logbook/domain"
+import type {
+  ExplanationFold,
+  ExplanationModel,
+  ExplanationRecord,
+  ExplanationScope,
+  Transcript
+} from "@logbook/domain"
+import { makeExplanationFold, makeTranscriptFold, scanLineText } from "@logbook/domain"
 import type { RawLine, StoreIoError } from "@logbook/store"
 import { makeLineSplitter, SessionFs, sha256Hex } from "@logbook/store"
 import { Effect, Option, Predicate, Result, Semaphore, Stream } from "effect"
@@ -168,5 +174,27 @@ export const queryExplanation = Effect.fn("Explanation.queryExplanation")(
   function*(sessionsDir: string, sessionId: string, scope: ExplanationScope = "task") {
     const explainer = yield* makeExplainer(sessionsDir, sessionId)
     return yield* explainer.explain(scope)
+  }
+)
+
+/**
+ * The transcript of a session's retained log (for the HTML report): one streamed pass, each line
+ * folded by domain's transcript reducer and dropped; its texts are bounded there, so memory stays
+ * bounded however long the log is. Fails `SessionNotFound` for a missing session.
+ */
+export const queryTranscript = Effect.fn("Explanation.queryTranscript")(
+  function*(sessionsDir: string, sessionId: string) {
+    const paths = yield* findSession(sessionsDir, sessionId)
+    const fs = yield* SessionFs
+    const fold = makeTranscriptFold()
+    const splitter = makeLineSplitter(0)
+    yield* fs.stream(paths.events).pipe(
+      Stream.runForEach((chunk) =>
+        Effect.sync(() => {
+          for (const line of splitter.push(chunk)) if (!isBlank(line.bytes)) fold.add(explanationRecordOf(line))
+        })
+      )
+    )
+    return fold.transcript() satisfies Transcript
   }
 )

@@ -5,7 +5,7 @@
  * kept apart because it is text parsing, not folding.
  *
  * **Gotchas**: a diff of a single-path change counts hunks before any `+++` header for that
- * path; a `+++` target is matched to the recorded paths by suffix either way, and an unmatched
+ * path; a `---` line followed by `+++` is a header even right after a hunk (multi-file diffs); a `+++` target is matched to the recorded paths by suffix either way, and an unmatched
  * target is kept under its own name.
  */
 
@@ -18,6 +18,12 @@ export interface PathDiff {
 
 /** A hunk header; group 1 is the new-side start line. */
 const HUNK = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@/u
+/**
+ * A hunk header without line numbers: `@@` alone or followed by context text, as Codex's
+ * `apply_patch` writes them and as imported old/new-string edits are written (the source does not
+ * say where the text was). Its lines count as changed; the start line stays unknown.
+ */
+const BARE_HUNK = /^@@(?: |$)/u
 /** An added line that declares public API (TypeScript/JavaScript, Rust, Java/C#/Kotlin). */
 const PUBLIC_DECL = /^\+\s*(?:export\b|pub\b|pub\(crate\)|public\b)/u
 
@@ -34,7 +40,9 @@ export const parseDiff = (diff: string, paths: ReadonlyArray<string>): Map<strin
   let current: PathDiff | undefined = single === undefined ? undefined : { line: null, changed: 0, publicApi: false }
   if (single !== undefined && current !== undefined) out.set(single, current)
   let inHunk = false
-  for (const line of diff.split("\n")) {
+  const lines = diff.split("\n")
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i] ?? ""
     if (line.startsWith("+++ ")) {
       const target = stripDiffPrefix(line.slice(4).trim())
       const name = target === "/dev/null" ? undefined : paths.find((p) => p === target || p.endsWith(`/${target}`))
@@ -46,7 +54,9 @@ export const parseDiff = (diff: string, paths: ReadonlyArray<string>): Map<strin
       inHunk = false
       continue
     }
-    if (line.startsWith("--- ") && !inHunk) continue
+    // A `---` line is the next file's header when a `+++` follows it (a removed line starting
+    // with "-- " inside a hunk is not).
+    if (line.startsWith("--- ") && (!inHunk || (lines[i + 1] ?? "").startsWith("+++ "))) continue
     if (line.startsWith("diff ")) {
       inHunk = false
       continue
@@ -55,6 +65,10 @@ export const parseDiff = (diff: string, paths: ReadonlyArray<string>): Map<strin
     if (hunk !== null) {
       inHunk = true
       if (current !== undefined && current.line === null) current.line = Number(hunk[1])
+      continue
+    }
+    if (BARE_HUNK.test(line)) {
+      inHunk = true
       continue
     }
     if (!inHunk || current === undefined) continue

@@ -5,11 +5,15 @@
  * img-src data:`), and every recorded string HTML-escaped. It shows the goals, changes, the turn
  * timeline, failures, plan evolution, decisions, verification with freshness, review-first
  * items, the agent tree, usage and cost, an inline SVG timeline of operations (actors as lanes,
- * failures marked) and the action/file graph.
+ * failures marked), the action/file graph and, when given, the transcript — each turn's prompt,
+ * messages, reasoning (collapsed), commands with exit code and output (collapsed), tool calls and
+ * diffs — with a table of contents by turn; evidence links jump to the transcript entry holding
+ * their record. Readable on a phone: tables scroll sideways inside their section, evidence cells
+ * show a short reference (the full one in the tooltip).
  */
-import type { ExplanationEntry, ExplanationModel } from "@logbook/domain"
+import type { ExplanationEntry, ExplanationModel, Transcript, TranscriptEntry, TranscriptTurn } from "@logbook/domain"
 import { publicText } from "@logbook/domain"
-import { evidenceLink } from "./ExplanationText.ts"
+import { evidenceLink, shortEvidence } from "./ExplanationText.ts"
 
 /** The report's Content-Security-Policy. */
 export const REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -43,6 +47,18 @@ code,.ev{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
 ul.tree{margin:0;padding-left:18px}
 svg text{font:11px system-ui,sans-serif;fill:#1d2330}
 pre{white-space:pre-wrap;word-break:break-all;font:12px/1.4 ui-monospace,Menlo,Consolas,monospace;background:#f6f7f9;padding:8px;margin:4px 0 12px}
+.scroll{overflow-x:auto}
+td{overflow-wrap:anywhere}
+nav.toc{font-size:13px;margin:8px 0}nav.toc a{margin-right:10px;display:inline-block;max-width:100%;overflow-wrap:anywhere}
+article.turn{border-top:1px solid #dde1e8;padding:8px 0}
+article.turn h3{font-size:14px;margin:4px 0}
+.prompt{background:#eef4ff;border-left:3px solid #2e90fa;padding:6px 10px;white-space:pre-wrap;overflow-wrap:anywhere}
+.msg{white-space:pre-wrap;overflow-wrap:anywhere;margin:6px 0}
+.entry{margin:6px 0}.entry code{overflow-wrap:anywhere}
+details summary{cursor:pointer;color:#596170;font-size:13px}
+.add{color:#067647}.del{color:#b42318}.hunk{color:#6b7280}
+:target{outline:2px solid #f79009}
+@media (max-width:640px){main{padding:8px 10px 30px}header{padding:12px}section{padding:8px 10px}td,th{padding:3px 4px}}
 `
 
 const statusClass = (status: string) => `st-${status.toLowerCase().replace(/[^a-z]+/gu, "-").replace(/^-|-$/gu, "")}`
@@ -50,12 +66,23 @@ const statusClass = (status: string) => `st-${status.toLowerCase().replace(/[^a-
 /** Renders an evidence cell: a link to the embedded line when the report carries it, else the reference. */
 type EvidenceCell = (e: ExplanationEntry) => string
 
-const evidenceCell = (embedded: ReadonlySet<number>): EvidenceCell => (e) =>
-  embedded.has(e.evidence.offset)
-    ? `<a class="ev" href="#evidence-${e.evidence.offset}">${h(evidenceLink(e.evidence))}</a>`
-    : `<span class="ev">${h(evidenceLink(e.evidence))}</span>${
+/**
+ * Evidence cells link to the transcript entry holding the record when there is one, else to the
+ * embedded line; they show the short reference (`@offset:digest`) with the full link as tooltip,
+ * so the column stays narrow on real sessions.
+ */
+const evidenceCell = (embedded: ReadonlySet<number>, entries: ReadonlySet<number>): EvidenceCell => (e) => {
+  const full = h(evidenceLink(e.evidence))
+  const shown = h(shortEvidence(e.evidence))
+  if (entries.has(e.evidence.offset)) {
+    return `<a class="ev" href="#entry-${e.evidence.offset}" title="${full}">${shown}</a>`
+  }
+  return embedded.has(e.evidence.offset)
+    ? `<a class="ev" href="#evidence-${e.evidence.offset}" title="${full}">${shown}</a>`
+    : `<span class="ev" title="${full}">${shown}</span>${
       embedded.size > 0 ? " <span class=\"empty\">(evidence unavailable in this report)</span>" : ""
     }`
+}
 
 const section = (id: string, title: string, body: string) =>
   `<section id="${id}" data-section="${id}"><h2>${h(title)}</h2>\n${body}\n</section>`
@@ -65,9 +92,9 @@ const empty = (text: string) => `<p class="empty">${h(text)}</p>`
 const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, none: string) =>
   rows.length === 0
     ? empty(none)
-    : `<table><thead><tr>${header.map((c) => `<th>${h(c)}</th>`).join("")}</tr></thead><tbody>\n${
+    : `<div class="scroll"><table><thead><tr>${header.map((c) => `<th>${h(c)}</th>`).join("")}</tr></thead><tbody>\n${
       rows.map((r) => `<tr>${r.map((c) => `<td>${c}</td>`).join("")}</tr>`).join("\n")
-    }\n</tbody></table>`
+    }\n</tbody></table></div>`
 
 const status = (s: string) => `<span class="${statusClass(s)}">${h(s)}</span>`
 
@@ -175,12 +202,106 @@ export interface WorkspaceSnapshot {
 /** The most characters of a workspace diff the report shows. */
 export const WORKSPACE_DIFF_LIMIT = 8192
 
+/** A diff with added, removed and hunk-header lines marked for colour. */
+const diffHtml = (diff: string): string =>
+  diff.split("\n").map((line) => {
+    const cls = line.startsWith("+++") || line.startsWith("---")
+      ? "hunk"
+      : line.startsWith("+")
+      ? "add"
+      : line.startsWith("-")
+      ? "del"
+      : line.startsWith("@@")
+      ? "hunk"
+      : ""
+    return cls === "" ? h(line) : `<span class="${cls}">${h(line)}</span>`
+  }).join("\n")
+
+const anchors = (offsets: ReadonlyArray<number>) => offsets.map((o) => `<span id="entry-${o}"></span>`).join("")
+
+const entryHtml = (e: TranscriptEntry): string => {
+  const head = anchors(e.offsets)
+  const st = e.status === null ? "" : ` ${status(e.status)}`
+  const exit = e.exitCode === null
+    ? ""
+    : ` <span class="${e.exitCode === 0 ? "st-passed" : "st-failed"}">exit ${e.exitCode}</span>`
+  const collapsed = (summary: string, text: string, open = false) =>
+    text.length === 0
+      ? ""
+      : `<details${open ? " open" : ""}><summary>${h(summary)}</summary><pre>${text}</pre></details>`
+  switch (e.kind) {
+    case "message":
+      return `<div class="entry msg" data-kind="message">${head}${h(e.text)}</div>`
+    case "reasoning":
+      return `<div class="entry" data-kind="reasoning">${head}${collapsed("Reasoning", h(e.text))}</div>`
+    case "command":
+      return `<div class="entry" data-kind="command">${head}<code>$ ${h(e.title)}</code>${st}${exit}${
+        collapsed("Output", h(e.text))
+      }</div>`
+    case "tool":
+      return `<div class="entry" data-kind="tool">${head}<code>${h(e.title)}</code>${st}${exit}${
+        collapsed("Output", h(e.text))
+      }</div>`
+    case "edit":
+      return `<div class="entry" data-kind="edit">${head}Edited <code>${h(e.title)}</code>${st}${
+        e.text.length === 0
+          ? " <span class=\"empty\">(diff not recorded)</span>"
+          : collapsed("Diff", diffHtml(e.text), true)
+      }</div>`
+    case "error":
+      return `<div class="entry st-error" data-kind="error">${head}${h(e.text)}</div>`
+  }
+}
+
+/** A prompt (already redacted) cut to the start a table of contents shows. */
+const tocText = (prompt: string): string => {
+  const flat = prompt.replace(/\s+/gu, " ").trim()
+  const chars = [...flat]
+  return chars.length <= 48 ? flat : `${chars.slice(0, 47).join("")}…`
+}
+
+const turnTitle = (t: TranscriptTurn) => t.index === 0 ? "Before the first turn" : `Turn ${t.index}`
+
+const transcriptSection = (transcript: Transcript): string => {
+  const turns = transcript.turns.filter((t) => t.index > 0 || t.entries.length > 0)
+  if (turns.length === 0) return empty("No turns recorded.")
+  const toc = `<nav class="toc" aria-label="Turns">${
+    turns.map((t) =>
+      `<a href="#turn-${t.index}">${h(turnTitle(t))}${t.prompt === null ? "" : `: ${h(tocText(t.prompt))}`}</a>`
+    ).join(" ")
+  }</nav>`
+  const body = turns.map((t) =>
+    `<article class="turn" id="turn-${t.index}">${t.offset === null ? "" : anchors([t.offset])}<h3>${
+      h(`${turnTitle(t)}${t.timestamp === null ? "" : ` · ${t.timestamp}`}${t.status === "" ? "" : ` · ${t.status}`}`)
+    }</h3>${t.prompt === null ? "" : `<div class="prompt" data-kind="prompt">${h(t.prompt)}</div>`}\n${
+      t.entries.map(entryHtml).join("\n")
+    }</article>`
+  ).join("\n")
+  const omitted = transcript.omittedEntries === 0
+    ? ""
+    : `<p class="empty">${transcript.omittedEntries} later entries omitted (the report's transcript is bounded); ` +
+      "`logbook events` prints them all.</p>"
+  return toc + body + omitted
+}
+
+/** The record offsets a transcript holds (evidence links to them jump to their entry). */
+const transcriptOffsets = (transcript: Transcript | undefined): Set<number> => {
+  const out = new Set<number>()
+  for (const t of transcript?.turns ?? []) {
+    if (t.offset !== null) out.add(t.offset)
+    for (const e of t.entries) for (const o of e.offsets) out.add(o)
+  }
+  return out
+}
+
 /** Options of {@link renderHtml}. */
 export interface HtmlOptions {
   /** Evidence lines to embed (as `logbook evidence` pages them); entries citing them link to `#evidence-<offset>`. */
   readonly evidence?: ReadonlyArray<EmbeddedEvidence>
   /** A current-workspace section, marked as not evidence of agent ownership. */
   readonly workspace?: WorkspaceSnapshot
+  /** The session's transcript (`queryTranscript`), shown with a table of contents by turn. */
+  readonly transcript?: Transcript
 }
 
 const workspaceSection = (w: WorkspaceSnapshot): string =>
@@ -200,7 +321,7 @@ const workspaceSection = (w: WorkspaceSnapshot): string =>
  */
 export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): string => {
   const pages = (options.evidence ?? []).filter((p) => p.reference.session_id === model.session_id)
-  const ev = evidenceCell(new Set(pages.map((p) => p.reference.offset)))
+  const ev = evidenceCell(new Set(pages.map((p) => p.reference.offset)), transcriptOffsets(options.transcript))
   const goal = model.goals[model.goals.length - 1]
   const c = model.completeness
   const u = model.usage
@@ -282,6 +403,9 @@ export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): 
         "No review signal recorded; this is not a coverage assessment."
       )
     ),
+    ...(options.transcript === undefined
+      ? []
+      : [section("transcript", "Transcript", transcriptSection(options.transcript))]),
     section("agents", "Agent tree", agentTree(model)),
     section(
       "usage",
@@ -343,6 +467,7 @@ export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): 
   return [
     "<!DOCTYPE html>",
     `<html lang="en"><head><meta charset="utf-8">`,
+    `<meta name="viewport" content="width=device-width, initial-scale=1">`,
     `<meta http-equiv="Content-Security-Policy" content="${REPORT_CSP}">`,
     `<meta name="referrer" content="no-referrer">`,
     `<title>${h(`Logbook explanation: ${model.session_id}`)}</title>`,
@@ -356,6 +481,19 @@ export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): 
       )
     }</p></header>`,
     "<main>",
+    `<nav class="toc" aria-label="Sections">${
+      [
+        ["goals", "Goals"],
+        ["changes", "Changes"],
+        ["verification", "Verification"],
+        ["review", "Review first"],
+        ...(
+          options.transcript === undefined ? [] : [["transcript", "Transcript"]]
+        ),
+        ["failures", "Failures"],
+        ["completeness", "Completeness"]
+      ].map(([id, title]) => `<a href="#${id ?? ""}">${h(title ?? "")}</a>`).join(" ")
+    }</nav>`,
     ...sections,
     "</main></body></html>",
     ""

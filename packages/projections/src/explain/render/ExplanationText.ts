@@ -2,8 +2,10 @@
  * Text renderings of an explanation model (docs/explain.md#what-an-explanation-contains): a Markdown summary of at
  * most 20 lines in five sections (Goal, Changes, Decisions, Verification, Review first), the
  * details with every list, and a plain diagram hard-wrapped to a width. Every recorded string
- * in the model was already redacted and bounded by the reducer; the summary also escapes
- * Markdown so recorded text cannot become links or markup.
+ * in the model was already redacted and bounded by the reducer; the Markdown summary also escapes
+ * Markdown so recorded text cannot become links or markup, and the plain-text summary (for a
+ * terminal) prints recorded text as is with short evidence references a person can copy into
+ * `logbook evidence`.
  */
 import type { EvidenceRef, ExplanationEntry, ExplanationModel, VerificationEntry } from "@logbook/domain"
 
@@ -18,10 +20,46 @@ export const escapeMarkdown = (text: string): string => text.replace(MARKDOWN_SP
 /** The most lines {@link renderSummary} prints. */
 export const SUMMARY_MAX_LINES = 20
 
-const link = (e: EvidenceRef) => `[evidence](${evidenceLink(e)})`
+/** Hex digits of the digest in a short evidence reference (`logbook evidence` accepts a prefix this long). */
+export const SHORT_DIGEST_CHARS = 12
+
+/**
+ * The short form of an evidence reference for a terminal: `@<offset>:<first 12 digest hex>`,
+ * which `logbook evidence <session> <offset> <digest prefix>` accepts (the offset pins the line,
+ * the prefix still detects a changed one).
+ */
+export const shortEvidence = (e: EvidenceRef): string => `@${e.offset}:${e.digest.slice(0, SHORT_DIGEST_CHARS)}`
+
+/** How a summary is written: Markdown (escaped, for pasting into a PR) or plain text (a terminal). */
+export type SummaryFormat = "markdown" | "text"
+
+/** The pieces of a summary that differ by format. */
+interface Style {
+  readonly heading: (title: string) => string
+  readonly text: (s: string) => string
+  readonly link: (e: EvidenceRef) => string
+  readonly code: (s: string) => string
+}
+
+const STYLES: Readonly<Record<SummaryFormat, Style>> = {
+  markdown: {
+    heading: (title) => `## ${title}`,
+    text: (s) => escapeMarkdown(flat(s)),
+    link: (e) => `[evidence](${evidenceLink(e)})`,
+    code: (s) => `\`${s}\``
+  },
+  text: {
+    heading: (title) => `${title}:`,
+    text: (s) => flat(s),
+    link: shortEvidence,
+    code: (s) => s
+  }
+}
 
 const checkLine = (v: VerificationEntry, md: (s: string) => string) =>
-  `${md(v.fact.label)}: ${v.status}${v.status === "passed" && !v.fresh ? " (before a later mutation attempt)" : ""}`
+  `${md(v.fact.label)}: ${v.status}${v.exit_code === null || v.status === "passed" ? "" : ` (exit ${v.exit_code})`}${
+    v.status === "passed" && !v.fresh ? " (before a later mutation attempt)" : ""
+  }`
 
 const flat = (text: string) => text.replace(/\s*\n\s*/gu, " ")
 
@@ -31,7 +69,11 @@ const failed = (status: string) => status.includes("fail") || status === "denied
  * One line on the recorded actions (commands, tool calls): how many, how many failed, and the
  * most relevant one, the latest failed action when any failed, else the latest action.
  */
-const actionsLine = (actions: ReadonlyArray<ExplanationEntry>, md: (s: string) => string): string => {
+const actionsLine = (
+  actions: ReadonlyArray<ExplanationEntry>,
+  md: (s: string) => string,
+  link: (e: EvidenceRef) => string
+): string => {
   const failures = actions.filter((a) => failed(a.status))
   const shown = failures[failures.length - 1] ?? actions[actions.length - 1]
   const head = `Actions: ${actions.length} recorded, ${failures.length} failed`
@@ -42,13 +84,16 @@ const actionsLine = (actions: ReadonlyArray<ExplanationEntry>, md: (s: string) =
     }`
 }
 
-/** The summary: exactly the five sections, at most 20 lines, Markdown-escaped, with evidence links. */
-export const renderSummary = (model: ExplanationModel): string => {
-  const md = (s: string) => escapeMarkdown(flat(s))
+/**
+ * The summary: exactly the five sections, at most 20 lines, with evidence links — Markdown-escaped
+ * with `logbook-evidence:` links by default, or plain text with short references (`text`).
+ */
+export const renderSummary = (model: ExplanationModel, format: SummaryFormat = "markdown"): string => {
+  const { code, heading, link, text: md } = STYLES[format]
   const lines: Array<string> = []
   let omitted = 0
   const goal = model.goals[model.goals.length - 1]
-  lines.push("## Goal")
+  lines.push(heading("Goal"))
   lines.push(
     goal === undefined
       ? `No goal recorded; status: ${model.status}.`
@@ -56,16 +101,16 @@ export const renderSummary = (model: ExplanationModel): string => {
   )
   omitted += Math.max(0, model.goals.length - 1)
 
-  lines.push("## Changes")
+  lines.push(heading("Changes"))
   lines.push(`${model.changes.length} distinct files; ${model.edit_operations} edit operations.`)
   if (model.changes.length === 0) lines.push("No successful file changes recorded.")
   for (const c of model.changes.slice(0, 2)) {
     lines.push(`- ${md(c.path ?? c.label)}${c.line === null ? "" : `:${c.line}`} ${link(c.evidence)}`)
   }
-  if (model.actions.length > 0) lines.push(actionsLine(model.actions, md))
+  if (model.actions.length > 0) lines.push(actionsLine(model.actions, md, link))
   omitted += Math.max(0, model.changes.length - 2)
 
-  lines.push("## Decisions")
+  lines.push(heading("Decisions"))
   const decision = model.decisions[0]
   lines.push(
     decision === undefined
@@ -74,12 +119,12 @@ export const renderSummary = (model: ExplanationModel): string => {
   )
   omitted += Math.max(0, model.decisions.length - 1)
 
-  lines.push("## Verification")
+  lines.push(heading("Verification"))
   if (model.verification.length === 0) lines.push("No verification command recorded.")
   for (const v of model.verification.slice(-2)) lines.push(`- ${checkLine(v, md)} ${link(v.fact.evidence)}`)
   omitted += Math.max(0, model.verification.length - 2)
 
-  lines.push("## Review first")
+  lines.push(heading("Review first"))
   if (model.review_priorities.length === 0) {
     lines.push("No review signal recorded; this is not a coverage assessment.")
   }
@@ -97,9 +142,10 @@ export const renderSummary = (model: ExplanationModel): string => {
     `Evidence: ${c.malformed_records} malformed, ${c.unknown_records} unknown, ${c.legacy_records} legacy, ${c.evicted_turns} evicted turns.`
   )
   if (omitted > 0) {
-    lines.push(`${omitted} ${omitted === 1 ? "entry" : "entries"} omitted; use \`logbook explain --details\`.`)
+    lines.push(`${omitted} ${omitted === 1 ? "entry" : "entries"} omitted; use ${code("logbook explain --details")}.`)
   }
   if (c.warnings.length > 0) lines.push(`Unavailable: ${c.warnings.map(md).join("; ")}.`)
+  if (format === "text") lines.push(`Evidence @OFFSET:DIGEST: logbook evidence ${model.session_id} OFFSET DIGEST`)
   return lines.slice(0, SUMMARY_MAX_LINES).join("\n") + "\n"
 }
 

@@ -8,13 +8,14 @@ import { terminalSafe } from "@logbook/domain"
 import {
   queryEvidence,
   queryExplanation,
+  queryTranscript,
   renderDetails,
   renderDiagram,
   renderHtml,
   renderSummary
 } from "@logbook/projections"
 import { SessionFs } from "@logbook/store"
-import { Effect, Option } from "effect"
+import { Effect, Option, Stdio } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
@@ -49,6 +50,13 @@ export const explainCommand = Command.make(
       Flag.withDescription("Columns of the --diagram output (default 80)"),
       Flag.withDefault(80)
     ),
+    format: Flag.Literals("format", ["text", "markdown"] as const).pipe(
+      Flag.withDescription(
+        "The summary as plain text with short evidence references (the default on a terminal) or as escaped " +
+          "Markdown with logbook-evidence: links, for pasting into a PR (the default in a pipe or file)"
+      ),
+      Flag.optional
+    ),
     json: jsonFlag,
     html: Flag.String("html").pipe(
       Flag.withDescription(
@@ -67,67 +75,83 @@ export const explainCommand = Command.make(
       Flag.withDefault(false)
     )
   },
-  Effect.fn("cli.explain")(function*({ details, diagram, html, json, open, scope, session, width, withWorkspace }) {
-    const chosen = [details, diagram, json, Option.isSome(html)].filter((x) => x).length
-    if (chosen > 1) {
-      return yield* new UsageError({
-        detail: "--details, --diagram, --json and --html are alternatives",
-        hint: "choose one output form"
-      })
-    }
-    if (withWorkspace && Option.isNone(html)) {
-      return yield* new UsageError({
-        detail: "--with-workspace needs --html FILE",
-        hint: "e.g. --html report.html --with-workspace"
-      })
-    }
-    if (open && Option.isNone(html)) {
-      return yield* new UsageError({ detail: "--open needs --html FILE", hint: "e.g. --html report.html --open" })
-    }
-    const where = yield* location
-    const model = yield* queryExplanation(where.sessionsDir, session, scope)
-    if (json) return yield* printJson(model)
-    if (details) return yield* writeOut(terminalSafe(renderDetails(model)))
-    if (diagram) return yield* writeOut(terminalSafe(renderDiagram(model, width)))
-    if (Option.isSome(html)) {
-      // Relative to the current directory, like any output path a user types.
-      const file = resolve(html.value)
-      const fs = yield* SessionFs
-      // Embed the lines behind the facts a reviewer reads first (first page of each, bounded).
-      const cited = [
-        ...model.goals,
-        ...model.changes,
-        ...model.decisions.map((d) => d.fact),
-        ...model.verification.map((v) => v.fact),
-        ...model.review_priorities.map((r) => r.fact),
-        ...model.failures
-      ].map((e) => e.evidence)
-      const refs = [...new Map(cited.map((r) => [r.offset, r])).values()].slice(0, EMBEDDED_EVIDENCE)
-      const evidence = yield* Effect.forEach(
-        refs,
-        (r) =>
-          queryEvidence(where.sessionsDir, session, { offset: r.offset, digest: r.digest, length: r.length }, 0, 4096)
-            .pipe(Effect.option)
-      )
-      const workspace = withWorkspace
-        ? yield* Effect.gen(function*() {
-          const git = yield* WorkspaceGit
-          return yield* git.snapshot(where.workspace)
-        }).pipe(Effect.provide(WorkspaceGit.layerNode))
-        : undefined
-      yield* fs.writeAtomic(
-        file,
-        renderHtml(model, {
-          evidence: evidence.flatMap((e) => Option.isSome(e) ? [e.value] : []),
-          ...(workspace === undefined ? {} : { workspace })
+  Effect.fn("cli.explain")(
+    function*({ details, diagram, format, html, json, open, scope, session, width, withWorkspace }) {
+      const chosen = [details, diagram, json, Option.isSome(html)].filter((x) => x).length
+      if (Option.isSome(format) && chosen > 0) {
+        return yield* new UsageError({
+          detail: "--format chooses how the summary is written; --details, --diagram, --json and --html have their own",
+          hint: "drop --format, or the other output flag"
         })
-      )
-      yield* note(`wrote the HTML report of ${session} to ${file}`)
-      if (open) yield* printLines(pathToFileURL(file).href)
-      return
+      }
+      if (chosen > 1) {
+        return yield* new UsageError({
+          detail: "--details, --diagram, --json and --html are alternatives",
+          hint: "choose one output form"
+        })
+      }
+      if (withWorkspace && Option.isNone(html)) {
+        return yield* new UsageError({
+          detail: "--with-workspace needs --html FILE",
+          hint: "e.g. --html report.html --with-workspace"
+        })
+      }
+      if (open && Option.isNone(html)) {
+        return yield* new UsageError({ detail: "--open needs --html FILE", hint: "e.g. --html report.html --open" })
+      }
+      const where = yield* location
+      const model = yield* queryExplanation(where.sessionsDir, session, scope)
+      if (json) return yield* printJson(model)
+      if (details) return yield* writeOut(terminalSafe(renderDetails(model)))
+      if (diagram) return yield* writeOut(terminalSafe(renderDiagram(model, width)))
+      if (Option.isSome(html)) {
+        // Relative to the current directory, like any output path a user types.
+        const file = resolve(html.value)
+        const fs = yield* SessionFs
+        // Embed the lines behind the facts a reviewer reads first (first page of each, bounded).
+        const cited = [
+          ...model.goals,
+          ...model.changes,
+          ...model.decisions.map((d) => d.fact),
+          ...model.verification.map((v) => v.fact),
+          ...model.review_priorities.map((r) => r.fact),
+          ...model.failures
+        ].map((e) => e.evidence)
+        const refs = [...new Map(cited.map((r) => [r.offset, r])).values()].slice(0, EMBEDDED_EVIDENCE)
+        const evidence = yield* Effect.forEach(
+          refs,
+          (r) =>
+            queryEvidence(where.sessionsDir, session, { offset: r.offset, digest: r.digest, length: r.length }, 0, 4096)
+              .pipe(Effect.option)
+        )
+        const workspace = withWorkspace
+          ? yield* Effect.gen(function*() {
+            const git = yield* WorkspaceGit
+            return yield* git.snapshot(where.workspace)
+          }).pipe(Effect.provide(WorkspaceGit.layerNode))
+          : undefined
+        const transcript = yield* queryTranscript(where.sessionsDir, session)
+        yield* fs.writeAtomic(
+          file,
+          renderHtml(model, {
+            evidence: evidence.flatMap((e) => Option.isSome(e) ? [e.value] : []),
+            transcript,
+            ...(workspace === undefined ? {} : { workspace })
+          })
+        )
+        yield* note(`wrote the HTML report of ${session} to ${file}`)
+        if (open) yield* printLines(pathToFileURL(file).href)
+        return
+      }
+      const stdio = yield* Stdio.Stdio
+      const chosenFormat = Option.isSome(format)
+        ? format.value
+        : (yield* stdio.stdoutIsTerminal)
+        ? "text"
+        : "markdown"
+      return yield* writeOut(terminalSafe(renderSummary(model, chosenFormat)))
     }
-    return yield* writeOut(terminalSafe(renderSummary(model)))
-  })
+  )
 ).pipe(
   Command.withShortDescription("Explain what the agent did, with evidence (summary, details, diagram, JSON, HTML)"),
   Command.withDescription(
@@ -137,6 +161,10 @@ export const explainCommand = Command.make(
   ),
   Command.withExamples([
     { command: "logbook explain demo", description: "A short summary of the latest task" },
+    {
+      command: "logbook explain demo --format markdown | pbcopy",
+      description: "The summary as Markdown with evidence links, to paste into a PR"
+    },
     { command: "logbook explain demo --scope session --details", description: "Every list, for all tasks" },
     { command: "logbook explain demo --html report.html --open", description: "A self-contained HTML report" }
   ])
@@ -148,7 +176,9 @@ export const evidenceCommand = Command.make(
   {
     session: sessionArgument,
     offset: Argument.Int("offset").pipe(Argument.withDescription("Byte offset of the line (from an evidence link)")),
-    digest: Argument.String("digest").pipe(Argument.withDescription("SHA-256 of the line (from an evidence link)")),
+    digest: Argument.String("digest").pipe(
+      Argument.withDescription("SHA-256 of the line, or its first 12+ hex digits (from an evidence link)")
+    ),
     pageOffset: Flag.Int("page-offset").pipe(
       Flag.withDescription("Byte offset into the pretty-printed text (from a previous page's next offset)"),
       Flag.withDefault(0)
@@ -178,6 +208,10 @@ export const evidenceCommand = Command.make(
       "pretty-printed JSON, paged. A line that changed, was evicted or never existed is an error, never empty output."
   ),
   Command.withExamples([
-    { command: "logbook evidence demo 1234 3f2a…", description: "The line at byte 1234 whose SHA-256 is 3f2a…" }
+    { command: "logbook evidence demo 1234 3f2a…", description: "The line at byte 1234 whose SHA-256 is 3f2a…" },
+    {
+      command: "logbook evidence demo 1234 3f2a9c0d1e2f",
+      description: "The same line from a short reference (@1234:3f2a9c0d1e2f in the text summary)"
+    }
   ])
 )

@@ -7,7 +7,14 @@
 import { decodeMemoryViewText, distinctTokens, terminalSafe, tokenize } from "@logbook/domain"
 import type { MemorySearchResult } from "@logbook/projections"
 import type { SkippedSession } from "@logbook/projections"
-import { deriveSessionMemory, findSession, queryFacts, searchMemory, SkippedSessions } from "@logbook/projections"
+import {
+  deriveSessionMemory,
+  findSession,
+  queryFacts,
+  searchMemory,
+  sessionMemoryFacts,
+  SkippedSessions
+} from "@logbook/projections"
 import { writeMemoryView } from "@logbook/store"
 import { Effect, Option, Result, Stdio, Stream } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -125,10 +132,14 @@ export const factsCommand = Command.make(
   },
   Effect.fn("cli.facts")(function*({ json, limit, session }) {
     const where = yield* location
-    if (Option.isSome(session)) yield* findSession(where.sessionsDir, session.value)
-    const facts = yield* queryFacts(where.sessionsDir, limit, { session: Option.getOrUndefined(session) }).pipe(
-      Effect.provideService(SkippedSessions, reportSkippedSession)
-    )
+    // One session reads as the reference's `session_memory_facts`: empty facts dropped, a corrupt
+    // view a `CorruptFile` naming it (exit 5); the store-wide listing skips what it cannot read.
+    const facts = Option.isSome(session)
+      ? yield* Effect.andThen(
+        findSession(where.sessionsDir, session.value),
+        sessionMemoryFacts(where.sessionsDir, session.value, limit)
+      )
+      : yield* queryFacts(where.sessionsDir, limit).pipe(Effect.provideService(SkippedSessions, reportSkippedSession))
     if (json) return yield* printJson(facts)
     if (facts.length === 0) {
       return yield* printLines(
@@ -142,7 +153,8 @@ export const factsCommand = Command.make(
   })
 ).pipe(
   Command.withDescription(
-    "List the grounded facts of the sessions' memory views, sessions in name order, facts in view order. Read-only."
+    "List the grounded facts of the sessions' memory views, sessions in name order, facts in view order. Read-only. " +
+      "With --session, empty facts are dropped and a corrupt derived/memory.json is an error naming the file (exit 5)."
   ),
   Command.withExamples([{ command: "logbook facts --session demo", description: "The facts of session `demo`" }])
 )

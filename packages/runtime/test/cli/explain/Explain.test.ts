@@ -56,6 +56,42 @@ describe("logbook explain", () => {
     }), 120_000)
 
   it.effect(
+    "on a terminal the summary is plain text whose short references `logbook evidence` accepts",
+    () =>
+      Effect.gen(function*() {
+        const ws = yield* demo
+        const tty = yield* logbook(["--workspace", ws, "explain", "demo"], { terminal: true })
+        assert.strictEqual(tty.exitCode, 0, tty.stderr)
+        const text = tty.stdout
+        for (const s of ["Goal:", "Changes:", "Decisions:", "Verification:", "Review first:"]) assert.include(text, s)
+        assert.notInclude(text, "## ")
+        assert.notInclude(text, "logbook-evidence:")
+        assert.notMatch(text, /\\[.\-_`*]/u)
+        assert.strictEqual(yield* run(ws, ["explain", "demo", "--format", "text"]), text)
+        const ref = /@(\d+):([0-9a-f]{12})\b/u.exec(text)
+        assert.isNotNull(ref)
+        const shown = yield* run(ws, ["evidence", "demo", ref?.[1] ?? "", ref?.[2] ?? ""])
+        assert.include(shown, "\"type\"")
+        const tooShort = yield* logbook([
+          "--workspace",
+          ws,
+          "evidence",
+          "demo",
+          ref?.[1] ?? "",
+          (ref?.[2] ?? "").slice(0, 8)
+        ])
+        assert.strictEqual(tooShort.exitCode, 3)
+        // Markdown stays what it was, on a terminal too when asked for.
+        const md = yield* logbook(["--workspace", ws, "explain", "demo", "--format", "markdown"], { terminal: true })
+        assert.strictEqual(md.stdout, yield* run(ws, ["explain", "demo"]))
+        assert.include(md.stdout, "## Goal")
+        const both = yield* logbook(["--workspace", ws, "explain", "demo", "--format", "text", "--json"])
+        assert.strictEqual(both.exitCode, 2)
+      }),
+    120_000
+  )
+
+  it.effect(
     "JSON evidence links resolve with `logbook evidence`; a changed digest is not found",
     () =>
       Effect.gen(function*() {

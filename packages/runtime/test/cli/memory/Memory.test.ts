@@ -60,6 +60,21 @@ describe("memory views and search from the CLI", () => {
       assert.deepStrictEqual(hosted.grounded_facts.map((f: { fact: string }) => f.fact), ["the host's own fact"])
     }))
 
+  it.effect("facts --session drops empty facts, and a corrupt view is an error naming the file (exit 5)", () =>
+    Effect.gen(function*() {
+      const workspace = yield* tempDir("memory-cli")
+      yield* record(workspace, "gaps", ["x"], ["a", "", "  ", "b"])
+      const json = JSON.parse(yield* run(["--workspace", workspace, "facts", "--session", "gaps", "--json"]))
+      assert.deepStrictEqual(json.map((f: { fact: string }) => f.fact), ["a", "b"])
+      const view = path.join(workspace, ".logbook", "sessions", "gaps", "derived", "memory.json")
+      fs.writeFileSync(view, "{ not json")
+      const r = yield* logbook(["--workspace", workspace, "facts", "--session", "gaps"])
+      assert.strictEqual(r.exitCode, 5, r.stderr)
+      assert.include(r.stderr, view)
+      assert.include(r.stderr, "corrupt")
+      assert.strictEqual(r.stdout, "")
+    }))
+
   it.effect("facts and search list and rank the facts; --json prints the result records", () =>
     Effect.gen(function*() {
       const workspace = yield* tempDir("memory-cli")
