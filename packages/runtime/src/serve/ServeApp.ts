@@ -236,7 +236,8 @@ const sessionView = (config: ServeConfig, id: string, params: URLSearchParams) =
     const records = yield* Stream.runCollect(
       readEventRecords(inspection.paths.events, { start: turns.start, end: turns.stop })
     )
-    const live = inspection.live && turns.page === turns.pages
+    // A session a process holds, or one not finished yet (a writer may flush more): the last page follows it.
+    const live = (inspection.live || inspection.effectiveManifest.status === "active") && turns.page === turns.pages
     const nextTurn = table.length === 0 ? 1 : table.turnAt(table.length - 1) + 1
     const html = renderSessionPage(inspection, id, turns, records, live)
     return htmlPage(
