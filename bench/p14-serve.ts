@@ -57,7 +57,7 @@ const WORDS = [
 const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString().replace("Z", "+00:00")
 
 /** Writes `count` two-turn sessions below `dir` (0700 directories, 0600 files). */
-const generate = (dir: string, count: number): void => {
+export const generate = (dir: string, count: number): void => {
   const rng = makeRng(14)
   const word = () => WORDS[Math.floor(rng.next() * WORDS.length)] ?? "retry"
   Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })

@@ -10,8 +10,8 @@ import { Effect } from "effect"
 import { h, page, sessionHref, shown } from "./ServeHtml.ts"
 import { BadParameter } from "./SessionsPage.ts"
 
-/** Hits per search. */
-export const SEARCH_LIMIT = 30
+/** Hits per search (each history hit re-reads its turn for the snippet: a short list answers while typing). */
+export const SEARCH_LIMIT = 12
 
 /** What the Search page was asked for. */
 export interface SearchQuery {
@@ -59,8 +59,21 @@ export const renderSearchPage = (query: SearchQuery, results: string): string =>
       `<button type="submit">Search</button></form><div id="results" aria-live="polite">${results}</div></main>`
   )
 
-/** Runs `query` (no search for an empty query). */
-export const runSearch = Effect.fn("Serve.search")(function*(sessionsDir: string, query: SearchQuery) {
+/**
+ * Runs `query` (no search for an empty query). With `refreshed` (the server's background
+ * refresh of that scope's index), the index held is queried as it is; without, every session
+ * is checked for changes first.
+ */
+export const runSearch = Effect.fn("Serve.search")(function*<E, R>(
+  sessionsDir: string,
+  query: SearchQuery,
+  refreshed?: Effect.Effect<void, E, R>
+) {
   if (query.text.trim() === "") return []
-  return yield* searchMemory(sessionsDir, query.text, { scope: query.scope, maxResults: SEARCH_LIMIT })
+  if (refreshed !== undefined) yield* refreshed
+  return yield* searchMemory(sessionsDir, query.text, {
+    scope: query.scope,
+    maxResults: SEARCH_LIMIT,
+    refresh: refreshed === undefined
+  })
 })

@@ -11,16 +11,18 @@
  * stream is one `followEventRecords` poller, ended when the client goes away.
  */
 import { publicText, redactSecrets } from "@logbook/domain"
-import type { LogRecord } from "@logbook/projections"
+import type { LogRecord, SessionListing } from "@logbook/projections"
 import {
   findSession,
   followEventRecords,
   inspectSession,
   queryExplanation,
   readEventRecords,
+  recentSessions,
   renderHtml,
   REPORT_CSP
 } from "@logbook/projections"
+import type { StoreIoError } from "@logbook/store"
 import { SessionFs } from "@logbook/store"
 import type { Duration } from "effect"
 import { Effect, Option, Result, Stream } from "effect"
@@ -46,6 +48,13 @@ export interface ServeConfig {
   readonly allowedHost: (host: string) => boolean
   /** How often the live view looks for new bytes (default 200 ms, as `events --follow`). */
   readonly pollInterval?: Duration.Input | undefined
+  /** The listing the Sessions page reads (the server's held one); default: `recentSessions` per request. */
+  readonly listing?: Effect.Effect<SessionListing, StoreIoError> | undefined
+  /**
+   * Brings a scope's search index up to date on the server's schedule; when given, searches
+   * query the held index after it. Default: every search checks every session first.
+   */
+  readonly searchRefresh?: ((scope: "facts" | "history") => Effect.Effect<void, StoreIoError>) | undefined
 }
 
 const isIpLiteral = (hostname: string): boolean =>
@@ -165,7 +174,7 @@ const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
     if (path === "/") {
       const query = parseSessionsQuery(params)
       if (query instanceof BadParameter) return yield* Effect.fail(query)
-      const html = yield* sessionsPage(config.sessionsDir, query)
+      const html = yield* sessionsPage(config.sessionsDir, config.listing ?? recentSessions(config.sessionsDir), query)
       return Option.isSome(html)
         ? htmlPage(html.value)
         : failPage(
@@ -177,7 +186,10 @@ const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
     if (path === "/search" || path === "/search/results") {
       const query = parseSearchQuery(params)
       if (query instanceof BadParameter) return yield* Effect.fail(query)
-      const results = renderResults(query, yield* runSearch(config.sessionsDir, query))
+      const results = renderResults(
+        query,
+        yield* runSearch(config.sessionsDir, query, config.searchRefresh?.(query.scope))
+      )
       return htmlPage(path === "/search" ? renderSearchPage(query, results) : results)
     }
     const parts = path.split("/")

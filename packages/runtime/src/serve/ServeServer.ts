@@ -5,13 +5,17 @@
  * index snapshot aside, as `logbook search` saves it).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { currentSearchIndexes, SearchIndexCache } from "@logbook/projections"
+import { currentSearchIndexes, recentSessions, refreshSearchIndex, SearchIndexCache } from "@logbook/projections"
 import type { ManifestCache, SessionFs } from "@logbook/store"
 import type { Duration } from "effect"
 import { Effect } from "effect"
 import { createServer } from "node:http"
+import { makeRevalidating } from "./Revalidating.ts"
 import { hostPolicy, serveApp } from "./ServeApp.ts"
 import { ServeToken } from "./ServeToken.ts"
+
+/** How old the held listing and search indexes may get before a request starts re-reading them. */
+export const REFRESH_MS = 2000
 
 /** The services the pages read (the CLI's store layer and search cache provide them). */
 export type ServeServices = SessionFs | ManifestCache
@@ -51,15 +55,24 @@ export const startServer = Effect.fn("Serve.startServer")(function*(options: Ser
   const server = yield* NodeHttpServer.make(() => createServer(), { host: options.host, port: options.port })
   const port = server.address._tag === "UnixPathAddress" ? 0 : server.address.port
   const token = yield* ServeToken.use((t) => t.generate)
+  const context = yield* Effect.context<ServeServices>()
+  // One set of search indexes for the server's life (the host's, when it provides one): searches stay warm.
+  const indexes = yield* currentSearchIndexes
+  const withServices = <A, E>(effect: Effect.Effect<A, E, ServeServices | SearchIndexCache>) =>
+    effect.pipe(Effect.provide(context), Effect.provideService(SearchIndexCache, indexes))
+  // The listing and the search indexes are re-read in the background, so no request pays for
+  // statting every session of a large store (Revalidating: at most one refresh old).
+  const listing = yield* makeRevalidating(withServices(recentSessions(options.sessionsDir)), REFRESH_MS)
+  const facts = yield* makeRevalidating(withServices(refreshSearchIndex(options.sessionsDir, "facts")), REFRESH_MS)
+  const history = yield* makeRevalidating(withServices(refreshSearchIndex(options.sessionsDir, "history")), REFRESH_MS)
   const app = serveApp({
     sessionsDir: options.sessionsDir,
     token,
     allowedHost: hostPolicy(options.host, port),
-    pollInterval: options.pollInterval
+    pollInterval: options.pollInterval,
+    listing: listing.get,
+    searchRefresh: (scope) => Effect.asVoid(scope === "facts" ? facts.get : history.get)
   })
-  const context = yield* Effect.context<ServeServices>()
-  // One set of search indexes for the server's life (the host's, when it provides one): searches stay warm.
-  const indexes = yield* currentSearchIndexes
   yield* server.serve(app.pipe(Effect.provide(context), Effect.provideService(SearchIndexCache, indexes)))
   return { host: options.host, port, token, url: serverUrl(options.host, port, token) } satisfies RunningServer
 })

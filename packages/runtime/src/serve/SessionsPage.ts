@@ -5,8 +5,8 @@
  * columns are read only for the rows shown, each from a bounded prefix of its log.
  */
 import type { ThreadEvent, UsageTotals } from "@logbook/domain"
-import type { SessionSummary } from "@logbook/projections"
-import { findSession, readEventRecords, recentSessions } from "@logbook/projections"
+import type { SessionListing, SessionSummary } from "@logbook/projections"
+import { findSession, readEventRecords } from "@logbook/projections"
 import { SessionFs } from "@logbook/store"
 import { Data, Effect, Option, Stream } from "effect"
 import { h, page, queryHref, sessionHref, shown } from "./ServeHtml.ts"
@@ -226,11 +226,18 @@ export const renderSessionsPage = (
   )
 }
 
-/** The Sessions page for `query`: the listing, the page's row facts, rendered; `undefined` beyond the last page. */
-export const sessionsPage = Effect.fn("Serve.sessionsPage")(function*(sessionsDir: string, query: SessionsQuery) {
-  const listing = yield* recentSessions(sessionsDir)
-  const slice = sliceSessions(listing.sessions, query)
+/**
+ * The Sessions page for `query` over `listing` (the server's held listing, or a fresh
+ * `recentSessions`): the page's row facts read, rendered; `undefined` beyond the last page.
+ */
+export const sessionsPage = Effect.fn("Serve.sessionsPage")(function*<E, R>(
+  sessionsDir: string,
+  listing: Effect.Effect<SessionListing, E, R>,
+  query: SessionsQuery
+) {
+  const { sessions, unreadable } = yield* listing
+  const slice = sliceSessions(sessions, query)
   if (slice === undefined) return Option.none<string>()
   const facts = yield* Effect.forEach(slice.rows, (s) => rowFacts(sessionsDir, s.id), { concurrency: 8 })
-  return Option.some(renderSessionsPage(query, slice, facts, listing.unreadable.length))
+  return Option.some(renderSessionsPage(query, slice, facts, unreadable.length))
 })
