@@ -251,10 +251,7 @@ const sessionView = (config: ServeConfig, id: string, params: URLSearchParams) =
     // A session a process holds, or one not finished yet (a writer may flush more): the last page follows it.
     const live = (inspection.live || inspection.effectiveManifest.status === "active") && turns.page === turns.pages
     const nextTurn = table.length === 0 ? 1 : table.turnAt(table.length - 1) + 1
-    const html = renderSessionPage(inspection, id, turns, records, live)
-    return htmlPage(
-      live ? html.replace(`/live?from=${turns.stop}`, `/live?from=${turns.stop}&amp;turn=${nextTurn}`) : html
-    )
+    return htmlPage(renderSessionPage(inspection, id, turns, records, live ? { nextTurn } : undefined))
   })
 
 /** `/s/<id>/event/<offset>`: the whole event whose line starts at `offset`. */

@@ -252,13 +252,16 @@ export const renderRecords = (
   return out.join("\n")
 }
 
-/** Renders the Session page. `live` adds the live-update hook (the last page of a session a process holds). */
+/**
+ * Renders the Session page. `live` adds the live-update hook (the last page of a session still
+ * being written), numbering the turns it will receive from `nextTurn`.
+ */
 export const renderSessionPage = (
   inspection: SessionInspection,
   sessionId: string,
   turns: TurnPage,
   records: ReadonlyArray<LogRecord>,
-  live: boolean
+  live: { readonly nextTurn: number } | undefined
 ): string => {
   const table = inspection.effectiveTable
   const m = inspection.effectiveManifest
@@ -287,9 +290,9 @@ export const renderSessionPage = (
   const evicted = (m.retained_turn_base ?? 1) > 1
     ? `<p class="muted">Turns before ${m.retained_turn_base ?? 1} were removed by the event cap.</p>`
     : ""
-  const hook = live
+  const hook = live !== undefined
     ? `<div id="live" data-live="${
-      h(`${base}/live?from=${turns.stop}`)
+      h(`${base}/live?from=${turns.stop}&turn=${live.nextTurn}`)
     }"><p class="muted live-note">Live: new events appear here as they are flushed.</p></div>`
     : ""
   return page(
@@ -306,11 +309,38 @@ export const renderSessionPage = (
   )
 }
 
-/** The page showing one whole event (what a cut block links to), its texts bounded at `limit` characters. */
+const TEXT_FIELDS = ["text", "command", "aggregated_output", "output", "unified_diff", "result", "message", "rationale"]
+
+/** The long text fields of an event (an item's, or the event's own), each with its name. */
+const textsOf = (event: ThreadEvent): Array<readonly [string, string]> => {
+  const source: object = "item" in event ? event.item : event
+  const out: Array<readonly [string, string]> = []
+  for (const [key, value] of Object.entries(source)) {
+    if (TEXT_FIELDS.includes(key) && typeof value === "string" && value.length > 0) out.push([key, value])
+  }
+  return out
+}
+
+/**
+ * The page showing one whole event (what a cut block links to): each long text field as a block
+ * bounded at `limit` characters, then the event's JSON.
+ */
 export const renderEventPage = (event: ThreadEvent, sessionId: string, offset: number, limit: number): string =>
   page(
     `Event ${offset} of ${sessionId}`,
     "session",
     `<main><p><a href="${h(`/s/${seg(sessionId)}?at=${offset}#ev-${offset}`)}">← Back to the conversation</a></p>` +
-      `<h1>Event at byte ${offset}</h1><pre class="out">${shownBlock(json(event), limit).html}</pre></main>`
+      `<h1>Event at byte ${offset}</h1>` +
+      textsOf(event).map(([key, text]) => {
+        const b = shownBlock(text, limit)
+        return `<h2>${h(key)}</h2><pre class="out">${b.html}</pre>${
+          b.cut
+            ? `<p class="cut">Cut at ${
+              limit.toLocaleString("en-US")
+            } characters; <code>logbook events</code> prints it whole.</p>`
+            : ""
+        }`
+      }).join("") +
+      details("Event JSON", `<pre class="out">${shownBlock(json(event), limit).html}</pre>`) +
+      "</main>"
   )

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { spawn } from "node:child_process"
-import { CommandFailed } from "../Errors.ts"
+import { CommandFailed, UsageError } from "../Errors.ts"
 import { note, printLines } from "../Output.ts"
 import { location } from "../Root.ts"
 
@@ -49,7 +49,7 @@ export const serveCommand = Command.make(
   Effect.fn("cli.serve")(function*({ host, open, port }) {
     const where = yield* location
     if (host.length === 0) {
-      return yield* new CommandFailed({
+      return yield* new UsageError({
         detail: "--host is empty",
         hint: "give an address to bind, e.g. --host 127.0.0.1"
       })
