@@ -43,7 +43,7 @@ export interface SessionsQuery {
 /** A parameter the server refused, with what to send instead. */
 export class BadParameter extends Data.TaggedError("BadParameter")<{ readonly detail: string }> {}
 
-const STATUSES = ["", "active", "completed", "failed", "cancelled", "interrupted"]
+const STATUSES = ["", "active", "completed"]
 
 /** Reads the Sessions page's parameters; anything out of its vocabulary is a {@link BadParameter}. */
 export const parseSessionsQuery = (params: URLSearchParams): SessionsQuery | BadParameter => {
@@ -78,7 +78,7 @@ const compareBy = (sort: SortKey) => (a: SessionSummary, b: SessionSummary): num
     case "events":
       return a.eventCount - b.eventCount
     case "id":
-      return 0
+      return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
   }
 }
 
@@ -90,7 +90,8 @@ export interface SessionsSlice {
 }
 
 /**
- * Filters, sorts (ties by id, so the order is total and pages never overlap) and cuts one page.
+ * Filters, sorts (ties by ascending id whatever the order, so the order is total and pages never
+ * overlap) and cuts one page.
  * A page beyond the last is `undefined` (page 1 of an empty listing is an empty page).
  */
 export const sliceSessions = (
@@ -105,7 +106,7 @@ export const sliceSessions = (
   )
   const by = compareBy(query.sort)
   const sign = query.order === "asc" ? 1 : -1
-  kept.sort((a, b) => sign * (by(a, b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)))
+  kept.sort((a, b) => sign * by(a, b) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
   const pages = Math.max(1, Math.ceil(kept.length / PAGE_SIZE))
   if (query.page > pages) return undefined
   const start = (query.page - 1) * PAGE_SIZE

@@ -167,7 +167,7 @@ describe("logbook serve: the pages", () => {
       assert.strictEqual(rows(last.body), 20)
       assert.include(last.body, "data-session=\"claude-000\"")
       assert.strictEqual((yield* client.get("/?page=4")).status, 404)
-      for (const bad of ["/?page=0", "/?page=-1", "/?page=abc", "/?sort=bogus", "/?status=nope", "/?agent=x"]) {
+      for (const bad of ["/?page=0", "/?page=-1", "/?page=abc", "/?sort=bogus", "/?status=failed", "/?agent=x"]) {
         assert.strictEqual((yield* client.get(bad)).status, 400, bad)
       }
       const claude = yield* client.get("/?agent=claude")
