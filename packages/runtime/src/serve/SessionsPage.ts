@@ -36,6 +36,10 @@ export interface SessionsQuery {
   readonly agent: string
   readonly sort: SortKey
   readonly order: "asc" | "desc"
+  /** Updated on or after this day (`YYYY-MM-DD`, the day as recorded in `updated_at`), or "". */
+  readonly from: string
+  /** Updated on or before this day, or "". */
+  readonly to: string
   /** 1-based. */
   readonly page: number
 }
@@ -62,9 +66,16 @@ export const parseSessionsQuery = (params: URLSearchParams): SessionsQuery | Bad
   if (sort === undefined) return new BadParameter({ detail: `sort must be one of ${SORTS.join(", ")}` })
   const orderText = params.get("order") ?? (sort === "id" ? "asc" : "desc")
   if (orderText !== "asc" && orderText !== "desc") return new BadParameter({ detail: "order must be asc or desc" })
+  const from = params.get("from") ?? ""
+  const to = params.get("to") ?? ""
+  for (const [name, day] of [["from", from], ["to", to]] as const) {
+    if (day !== "" && !/^\d{4}-\d{2}-\d{2}$/u.test(day)) {
+      return new BadParameter({ detail: `${name} must be a day, YYYY-MM-DD` })
+    }
+  }
   const pageText = params.get("page") ?? "1"
   if (!/^[1-9][0-9]{0,8}$/u.test(pageText)) return new BadParameter({ detail: "page must be a whole number from 1" })
-  return { text, status, agent, sort, order: orderText, page: Number(pageText) }
+  return { text, status, agent, sort, order: orderText, from, to, page: Number(pageText) }
 }
 
 const compareBy = (sort: SortKey) => (a: SessionSummary, b: SessionSummary): number => {
@@ -102,7 +113,9 @@ export const sliceSessions = (
   const kept = sessions.filter((s) =>
     (needle === "" || s.id.toLowerCase().includes(needle)) &&
     (query.status === "" || s.status === query.status) &&
-    (query.agent === "" || agentOf(s.id) === query.agent)
+    (query.agent === "" || agentOf(s.id) === query.agent) &&
+    (query.from === "" || s.updatedAt.slice(0, 10) >= query.from) &&
+    (query.to === "" || s.updatedAt.slice(0, 10) <= query.to)
   )
   const by = compareBy(query.sort)
   const sign = query.order === "asc" ? 1 : -1
@@ -188,7 +201,15 @@ export const renderSessionsPage = (
       `<td class="num">${s.turnCount}</td><td class="num">${h(tokens)}${h(cost)}</td>` +
       `<td class="time">${shown(s.updatedAt, 40)}</td></tr>`
   })
-  const base = { q: query.text, status: query.status, agent: query.agent, sort: query.sort, order: query.order }
+  const base = {
+    q: query.text,
+    status: query.status,
+    agent: query.agent,
+    from: query.from,
+    to: query.to,
+    sort: query.sort,
+    order: query.order
+  }
   const pager = [
     query.page > 1 ? `<a rel="prev" href="${queryHref("/", { ...base, page: query.page - 1 })}">← Newer</a>` : "",
     `<span>page ${query.page} of ${slice.pages} · ${slice.matched.toLocaleString("en-US")} sessions</span>`,
@@ -206,6 +227,8 @@ export const renderSessionsPage = (
     `<select name="agent" aria-label="Agent">${
       ["", "host", ...AGENTS].map((a) => option(a, a === "" ? "any agent" : a, query.agent)).join("")
     }</select>` +
+    `<label>from <input type="date" name="from" value="${h(query.from)}" aria-label="Updated from"></label>` +
+    `<label>to <input type="date" name="to" value="${h(query.to)}" aria-label="Updated until"></label>` +
     `<input type="hidden" name="sort" value="${h(query.sort)}"><input type="hidden" name="order" value="${
       h(query.order)
     }"><button type="submit">Filter</button></form>`

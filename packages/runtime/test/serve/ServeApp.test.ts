@@ -170,6 +170,10 @@ describe("logbook serve: the pages", () => {
       for (const bad of ["/?page=0", "/?page=-1", "/?page=abc", "/?sort=bogus", "/?status=failed", "/?agent=x"]) {
         assert.strictEqual((yield* client.get(bad)).status, 400, bad)
       }
+      const early = yield* client.get("/?from=2026-01-01&to=2026-01-01&sort=updated&order=asc")
+      assert.strictEqual(early.status, 200)
+      assert.include(early.body, "120 sessions")
+      assert.include((yield* client.get("/?from=2026-01-02")).body, "No sessions match")
       const claude = yield* client.get("/?agent=claude")
       assert.strictEqual(rows(claude.body), 40)
       const byId = yield* client.get("/?sort=id&order=asc&q=s00")

@@ -28,13 +28,15 @@ const Query = Schema.Struct({
   order: Schema.Literals(["asc", "desc"]),
   status: Schema.Literals(["", "active", "completed"]),
   agent: Schema.Literals(["", "codex", "host"]),
-  text: Schema.Literals(["", "1", "x"])
+  text: Schema.Literals(["", "1", "x"]),
+  from: Schema.Literals(["", "2026-01-01", "2026-01-02"]),
+  to: Schema.Literals(["", "2025-12-31", "2026-01-01"])
 })
 
 const summaries = (rows: ReadonlyArray<typeof Row.Type>): Array<SessionSummary> =>
   rows.map((r, i) => {
     const id = `${r.agent === "host" ? "" : `${r.agent}-`}s${i}`
-    const at = `2026-01-01T00:0${r.minute}:00+00:00`
+    const at = r.minute === 9 ? "2025-12-31T23:59:00+00:00" : `2026-01-01T00:0${r.minute}:00+00:00`
     return {
       id,
       manifestSessionId: id,
@@ -60,7 +62,8 @@ describe("sliceSessions", () => {
       const base: SessionsQuery = { ...q, page: 1 }
       const matching = sessions.filter((s) =>
         s.id.toLowerCase().includes(q.text) && (q.status === "" || s.status === q.status) &&
-        (q.agent === "" || agentOf(s.id) === q.agent)
+        (q.agent === "" || agentOf(s.id) === q.agent) &&
+        (q.from === "" || s.updatedAt.slice(0, 10) >= q.from) && (q.to === "" || s.updatedAt.slice(0, 10) <= q.to)
       )
       const first = sliceSessions(sessions, base)
       assert.isDefined(first)
@@ -94,9 +97,20 @@ describe("sliceSessions", () => {
 describe("parseSessionsQuery", () => {
   it("reads the defaults and refuses values outside the vocabulary", () => {
     const q = parseSessionsQuery(new URLSearchParams(""))
-    assert.deepStrictEqual(q, { text: "", status: "", agent: "", sort: "updated", order: "desc", page: 1 })
+    assert.deepStrictEqual(q, {
+      text: "",
+      status: "",
+      agent: "",
+      sort: "updated",
+      order: "desc",
+      from: "",
+      to: "",
+      page: 1
+    })
     for (
       const bad of [
+        "from=yesterday",
+        "to=2026-1-1",
         "page=0",
         "page=1.5",
         "page=99999999999",
