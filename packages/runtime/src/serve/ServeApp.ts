@@ -33,6 +33,8 @@ import { errorPage, PAGE_CSP, seg } from "./ServeHtml.ts"
 import { tokenMatches } from "./ServeToken.ts"
 import { pageOfOffset, pageOfTurn, renderEvent, renderEventPage, renderSessionPage, turnPage } from "./SessionPage.ts"
 import { BadParameter, parseSessionsQuery, sessionsPage } from "./SessionsPage.ts"
+import type { UsageSummary } from "./UsagePage.ts"
+import { renderUsagePage, usageSummary } from "./UsagePage.ts"
 
 /** The cookie the token is kept in after the first visit. */
 export const TOKEN_COOKIE = "logbook_token"
@@ -50,6 +52,8 @@ export interface ServeConfig {
   readonly pollInterval?: Duration.Input | undefined
   /** The listing the Sessions page reads (the server's held one); default: `recentSessions` per request. */
   readonly listing?: Effect.Effect<SessionListing, StoreIoError> | undefined
+  /** The usage summary the Usage page shows (the server's held one); default: computed per request. */
+  readonly usage?: Effect.Effect<UsageSummary, StoreIoError> | undefined
   /**
    * Brings a scope's search index up to date on the server's schedule; when given, searches
    * query the held index after it. Default: every search checks every session first.
@@ -182,6 +186,11 @@ const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
           "Not found",
           `There is no page ${query.page} of this listing; the pager links to the pages there are.`
         )
+    }
+    if (path === "/usage") {
+      const summary = config.usage ??
+        Effect.flatMap(recentSessions(config.sessionsDir), (listing) => usageSummary(config.sessionsDir, listing))
+      return htmlPage(renderUsagePage(yield* summary))
     }
     if (path === "/search" || path === "/search/results") {
       const query = parseSearchQuery(params)

@@ -57,6 +57,8 @@ ol.hits{list-style:none;padding:0}
 .hit-session{display:block;font-weight:600}
 .hit-snippet{display:block;color:#1d2330;white-space:pre-wrap;overflow-wrap:anywhere}
 .score{font-size:12px}
+section.chart{background:#fff;border:1px solid #dde1e8;border-radius:6px;padding:10px;margin:0 0 14px}
+svg.usage-chart text{font:11px system-ui,sans-serif;fill:#1d2330}
 `
 
 /** `/assets/app.js`: search as you type, live updates, opening a highlighted event's collapsed parts. */

@@ -50,7 +50,7 @@ export const PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'
   "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 /** One whole page: `title` is plain text (escaped here), `body` already-safe HTML. */
-export const page = (title: string, active: "sessions" | "search" | "session", body: string): string =>
+export const page = (title: string, active: "sessions" | "search" | "usage" | "session", body: string): string =>
   [
     "<!DOCTYPE html>",
     "<html lang=\"en\"><head><meta charset=\"utf-8\">",
@@ -62,7 +62,8 @@ export const page = (title: string, active: "sessions" | "search" | "session", b
     "</head><body>",
     `<nav class="top"><a class="brand" href="/">Logbook</a>`,
     `<a href="/"${active === "sessions" ? " class=\"on\"" : ""}>Sessions</a>`,
-    `<a href="/search"${active === "search" ? " class=\"on\"" : ""}>Search</a></nav>`,
+    `<a href="/search"${active === "search" ? " class=\"on\"" : ""}>Search</a>`,
+    `<a href="/usage"${active === "usage" ? " class=\"on\"" : ""}>Usage</a></nav>`,
     body,
     "</body></html>",
     ""

@@ -13,6 +13,7 @@ import { createServer } from "node:http"
 import { makeRevalidating } from "./Revalidating.ts"
 import { hostPolicy, serveApp } from "./ServeApp.ts"
 import { ServeToken } from "./ServeToken.ts"
+import { usageSummary } from "./UsagePage.ts"
 
 /** How old the held listing and search indexes may get before a request starts re-reading them. */
 export const REFRESH_MS = 2000
@@ -65,12 +66,17 @@ export const startServer = Effect.fn("Serve.startServer")(function*(options: Ser
   const listing = yield* makeRevalidating(withServices(recentSessions(options.sessionsDir)), REFRESH_MS)
   const facts = yield* makeRevalidating(withServices(refreshSearchIndex(options.sessionsDir, "facts")), REFRESH_MS)
   const history = yield* makeRevalidating(withServices(refreshSearchIndex(options.sessionsDir, "history")), REFRESH_MS)
+  const usage = yield* makeRevalidating(
+    Effect.flatMap(listing.get, (held) => withServices(usageSummary(options.sessionsDir, held))),
+    REFRESH_MS * 5
+  )
   const app = serveApp({
     sessionsDir: options.sessionsDir,
     token,
     allowedHost: hostPolicy(options.host, port),
     pollInterval: options.pollInterval,
     listing: listing.get,
+    usage: usage.get,
     searchRefresh: (scope) => Effect.asVoid(scope === "facts" ? facts.get : history.get)
   })
   yield* server.serve(app.pipe(Effect.provide(context), Effect.provideService(SearchIndexCache, indexes)))

@@ -3,7 +3,7 @@
  * of real imported sessions (the Codex and Claude Code fixtures of projections) plus a hostile
  * and an active session: open the Sessions page with the printed URL, type a query and follow a
  * hit to its highlighted event, follow an explanation's evidence link to the highlighted event,
- * watch an active session receive a turn another process appends, and check that a hostile
+ * open the usage chart, watch an active session receive a turn another process appends, and check that a hostile
  * message renders as text (no script runs: the global its payload would set stays unset). No
  * request leaves the server's origin. Screenshots of each page go to `test-output/` (the ones in
  * `docs/` were taken from this test).
@@ -162,6 +162,13 @@ if (!available && !required) {
             const probe: unknown = await page.evaluate(() => Reflect.get(globalThis, "pwned"))
             const injected = await page.$$eval("main img, main svg, main a[href^='javascript']", (els) => els.length)
 
+            // Usage: the server-drawn chart of tokens per day and agent.
+            await page.click("nav a[href='/usage']")
+            await page.waitForSelector("svg.usage-chart")
+            const bars = await page.$$eval("svg.usage-chart rect.bar", (els) =>
+              els.map((e) => e.getAttribute("data-agent") ?? ""))
+            await page.screenshot({ path: shot("serve-usage.png") })
+
             // Live: another process appends a turn to the active session while the page is open.
             await page.goto(`${origin}/s/active`, { waitUntil: "load" })
             await page.waitForSelector("#live[data-live]")
@@ -174,7 +181,8 @@ if (!available && !required) {
             ])
             await page.waitForSelector("#live section.turn", { timeout: 30_000 })
             await page.waitForFunction("document.getElementById('live').textContent.includes('live answer')")
-            const liveText = await page.$eval("#live", (e) => e.textContent ?? "")
+            const liveText = await page.$eval("#live", (e) =>
+              e.textContent ?? "")
             await page.screenshot({ path: shot("serve-live.png") })
             return {
               landed,
@@ -191,6 +199,7 @@ if (!available && !required) {
               probe,
               injected,
               appendedStatus: appended.status,
+              bars,
               liveText,
               requests,
               dialogs
@@ -208,6 +217,7 @@ if (!available && !required) {
           assert.isUndefined(seen.probe)
           assert.strictEqual(seen.injected, 0)
           assert.strictEqual(seen.dialogs, 0)
+          assert.include(seen.bars, "claude")
           assert.strictEqual(seen.appendedStatus, 0)
           assert.include(seen.liveText, "a turn appended by another process")
           assert.deepStrictEqual(seen.requests.filter((r) => !r.startsWith(`${origin}/`)), [])

@@ -186,7 +186,7 @@ describe("logbook serve: the pages", () => {
       const dir = yield* tempDir("logbook-serve-")
       hostileSession(dir)
       const client = yield* makeClient(dir)
-      for (const url of ["/s/hostile", "/", "/s/hostile/explain", "/search?q=script"]) {
+      for (const url of ["/s/hostile", "/", "/s/hostile/explain", "/search?q=script", "/usage"]) {
         const r = yield* client.get(url)
         assert.strictEqual(r.status, 200, url)
         assert.notInclude(r.body, "<script>globalThis", url)
@@ -289,6 +289,23 @@ describe("logbook serve: the pages", () => {
       assert.include(target.body, `id="ev-${link?.[2]}"`)
       assert.include(target.body, "zebras")
       assert.include((yield* client.get("/search/results?q=")).body, "Type to search")
+    }))
+
+  it.effect("the usage page charts tokens per day and agent and totals them per agent", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("logbook-serve-")
+      const twoTurns = jsonl([items.turn("a", "one"), ev.completed(), items.turn("b", "two"), ev.completed()])
+      plantSession(dir, "claude-1", { manifest: { updated_at: "2026-01-02T10:00:00+00:00" }, events: twoTurns })
+      plantSession(dir, "claude-2", { manifest: { updated_at: "2026-01-02T11:00:00+00:00" }, events: twoTurns })
+      plantSession(dir, "codex-1", { manifest: { updated_at: "2026-01-01T10:00:00+00:00" }, events: twoTurns })
+      const client = yield* makeClient(dir)
+      const r = yield* client.get("/usage")
+      assert.strictEqual(r.status, 200)
+      // testkit usage: 1 input + 2 output tokens a turn, two turns a session.
+      assert.match(r.body, /<title>claude 2026-01-02: 12 tokens<\/title>/u)
+      assert.match(r.body, /<title>codex 2026-01-01: 6 tokens<\/title>/u)
+      assert.include(r.body, "<tr><td>claude</td><td class=\"num\">2</td><td class=\"num\">12</td>")
+      assert.strictEqual(r.body.match(/class="bar"/gu)?.length, 2)
     }))
 
   it.live("the live stream sends an event flushed after the page was rendered", () =>
