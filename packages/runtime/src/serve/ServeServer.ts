@@ -79,6 +79,10 @@ export const startServer = Effect.fn("Serve.startServer")(function*(options: Ser
     usage: usage.get,
     searchRefresh: (scope) => Effect.asVoid(scope === "facts" ? facts.get : history.get)
   })
+  // Warm up in the background: the listing, then the history index (a large store's first search
+  // would otherwise build it while the person waits); a request arriving meanwhile waits for the
+  // same computation, never a second one.
+  yield* Effect.forkScoped(Effect.ignore(Effect.andThen(listing.get, history.get)))
   yield* server.serve(app.pipe(Effect.provide(context), Effect.provideService(SearchIndexCache, indexes)))
   return { host: options.host, port, token, url: serverUrl(options.host, port, token) } satisfies RunningServer
 })
