@@ -22,6 +22,7 @@ import { packCommand } from "./cli/packs/Pack.ts"
 import { migrateCommand } from "./cli/retention/Migrate.ts"
 import { retentionCommand } from "./cli/retention/Retention.ts"
 import { CLI_VERSION, Invocation, rootCommand } from "./cli/Root.ts"
+import { serveCommand } from "./cli/serve/Serve.ts"
 import { appendCommand } from "./cli/session/Append.ts"
 import { eventsCommand, turnCommand } from "./cli/session/Events.ts"
 import { sessionsCommand } from "./cli/session/Sessions.ts"
@@ -53,7 +54,8 @@ export const logbookCli = rootCommand.pipe(
     evidenceCommand,
     replicateCommand,
     fleetCommand,
-    mcpCommand
+    mcpCommand,
+    serveCommand
   ])
 )
 

@@ -42,7 +42,8 @@ const COMMANDS: ReadonlyArray<{ readonly path: ReadonlyArray<string>; readonly n
   { path: ["explain"], needles: ["--scope", "--details", "--diagram", "--width", "--json", "--html", "--open"] },
   { path: ["evidence"], needles: ["<offset>", "<digest>", "--page-offset", "--limit"] },
   { path: ["replicate"], needles: ["--to", "LOGBOOK_DATABASE_URL", "--watch", "--session", "--batch-lines", "exit 5"] },
-  { path: ["mcp"], needles: ["Model Context Protocol", "read_turn", "logbook://session/{id}", "max_tokens"] }
+  { path: ["mcp"], needles: ["Model Context Protocol", "read_turn", "logbook://session/{id}", "max_tokens"] },
+  { path: ["serve"], needles: ["--port", "--host", "--open", "127.0.0.1", "token", "0.0.0.0"] }
 ]
 
 const helpOf = (path: ReadonlyArray<string>) =>

@@ -302,6 +302,13 @@ export interface HtmlOptions {
   readonly workspace?: WorkspaceSnapshot
   /** The session's transcript (`queryTranscript`), shown with a table of contents by turn. */
   readonly transcript?: Transcript
+  /**
+   * Where an evidence reference links to, when the report is served beside the log (`logbook
+   * serve` links each one to the event in its session view); escaped here. Wins over `evidence`.
+   */
+  readonly evidenceHref?: (reference: ExplanationEntry["evidence"]) => string
+  /** A link shown in the header (back to the page the report was opened from); both escaped here. */
+  readonly backLink?: { readonly href: string; readonly label: string }
 }
 
 const workspaceSection = (w: WorkspaceSnapshot): string =>
@@ -321,7 +328,13 @@ const workspaceSection = (w: WorkspaceSnapshot): string =>
  */
 export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): string => {
   const pages = (options.evidence ?? []).filter((p) => p.reference.session_id === model.session_id)
-  const ev = evidenceCell(new Set(pages.map((p) => p.reference.offset)), transcriptOffsets(options.transcript))
+  const hrefOf = options.evidenceHref
+  const ev: EvidenceCell = hrefOf === undefined
+    ? evidenceCell(new Set(pages.map((p) => p.reference.offset)), transcriptOffsets(options.transcript))
+    : (e) =>
+      `<a class="ev" href="${h(hrefOf(e.evidence))}" title="${h(evidenceLink(e.evidence))}">${
+        h(shortEvidence(e.evidence))
+      }</a>`
   const goal = model.goals[model.goals.length - 1]
   const c = model.completeness
   const u = model.usage
@@ -479,7 +492,11 @@ export const renderHtml = (model: ExplanationModel, options: HtmlOptions = {}): 
           model.task_id === null ? "" : ` (task ${model.task_id})`
         } · status: ${model.status} · revision ${model.revision.slice(0, 16)}`
       )
-    }</p></header>`,
+    }</p>${
+      options.backLink === undefined
+        ? ""
+        : `<p><a style="color:#fff" href="${h(options.backLink.href)}">${h(options.backLink.label)}</a></p>`
+    }</header>`,
     "<main>",
     `<nav class="toc" aria-label="Sections">${
       [

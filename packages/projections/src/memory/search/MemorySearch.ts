@@ -33,6 +33,13 @@ export interface SearchOptions {
   readonly now?: number | undefined
   /** Load and save the index snapshot under the sessions root (default true). */
   readonly snapshot?: boolean | undefined
+  /**
+   * `false`: query the index the host's {@link SearchIndexCache} already holds, without checking
+   * every session for changes first (a host that refreshes it on its own schedule with
+   * {@link refreshSearchIndex}, as `logbook serve` does); an index not built yet is built first.
+   * Default true: every search sees every change.
+   */
+  readonly refresh?: boolean | undefined
 }
 
 /**
@@ -233,7 +240,10 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
     const now = options.now ?? Math.floor((yield* Clock.currentTimeMillis) / 1000)
     const cache = yield* currentSearchIndexes
     const hits = yield* cache.lock.withPermit(Effect.gen(function*() {
-      const { index } = yield* refreshUnlocked(cache.indexes, root, scope, { snapshot: options.snapshot })
+      const held = options.refresh === false ? cache.indexes.get(`${scope}\0${root}`) : undefined
+      const { index } = held !== undefined
+        ? { index: held }
+        : yield* refreshUnlocked(cache.indexes, root, scope, { snapshot: options.snapshot })
       return index.search(query, {
         maxResults: options.maxResults ?? DEFAULT_MAX_RESULTS,
         minScore: options.minScore ?? 0,

@@ -181,6 +181,24 @@ describe("searchMemory (history)", () => {
       assert.deepStrictEqual(more.map((r) => r.turn).sort(), [2, 3])
     }).pipe(Effect.provide(nodeLayer())))
 
+  it.effect("refresh: false queries the held index as it is until the host refreshes it", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const log = yield* openLog(root, "held")
+      yield* appendAll(log, [ev.turnStarted(), ev.msg("the websocket test"), ev.completed()])
+      yield* log.flush
+      // No index yet: the first search builds it even without refresh.
+      const first = yield* searchMemory(root, "websocket", { scope: "history", now: NOW, refresh: false })
+      assert.deepStrictEqual(first.map((r) => r.turn), [1])
+      yield* appendAll(log, [ev.turnStarted(), ev.msg("websocket again"), ev.completed()])
+      yield* log.flush
+      const held = yield* searchMemory(root, "websocket", { scope: "history", now: NOW, refresh: false })
+      assert.deepStrictEqual(held.map((r) => r.turn), [1])
+      yield* refreshSearchIndex(root, "history")
+      const after = yield* searchMemory(root, "websocket", { scope: "history", now: NOW, refresh: false })
+      assert.deepStrictEqual(after.map((r) => r.turn).sort(), [1, 2])
+    }).pipe(Effect.provide(Layer.merge(nodeLayer(), Layer.fresh(SearchIndexCache.layer)))))
+
   it.effect("indexes, stores and shows redacted text: documents, snippets and the snapshot hold no secret", () =>
     Effect.gen(function*() {
       const { root } = yield* testRoot
