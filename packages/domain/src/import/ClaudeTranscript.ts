@@ -13,7 +13,7 @@ import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 
@@ -354,5 +354,6 @@ export const claudeTranscriptMapper: ImportMapper<ClaudeTranscriptState> = {
   identify: claudeTranscriptIdentity,
   initial: (identity) => ({ cursor: initialCursor(identity), messageUsage: {}, pending: {} }),
   step: stepClaudeTranscript,
-  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage)
+  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage),
+  ...finishingOf<ClaudeTranscriptState>()
 }

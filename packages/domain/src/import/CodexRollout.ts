@@ -15,7 +15,7 @@ import type { FileUpdateChange } from "../contract/ThreadItem.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
 import type { ImportCursor, ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, exitCodeOf, field, isRecord, num, obj, parseJsonValue, str } from "./internal/foreignJson.ts"
 import { closeTurn, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 
@@ -445,5 +445,6 @@ export const codexRolloutMapper: ImportMapper<CodexRolloutState> = {
     pending: {}
   }),
   step: stepCodexRollout,
-  openUsage: (state) => state.cursor.open ? state.cursor.usage : zeroUsage
+  openUsage: (state) => state.cursor.open ? state.cursor.usage : zeroUsage,
+  ...finishingOf<CodexRolloutState>()
 }

@@ -12,7 +12,7 @@ import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
 import { itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
@@ -190,5 +190,6 @@ export const geminiSessionMapper: ImportMapper<GeminiSessionState> = {
   identify: geminiSessionIdentity,
   initial: (identity) => ({ cursor: initialCursor(identity), messageUsage: {} }),
   step: stepGeminiSession,
-  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage)
+  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage),
+  ...finishingOf<GeminiSessionState>()
 }

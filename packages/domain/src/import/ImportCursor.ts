@@ -6,14 +6,18 @@
  * from the persisted cursor with exactly the events a single pass would have written.
  *
  * **Gotchas**: a source may still be written (a live rollout), so the last turn of a source is
- * never closed at its end of file: it is closed when the source shows the end (a next prompt, an
- * explicit end record). Closing it early would make "import half, then the rest" differ from
- * "import all at once".
+ * not closed at its end of file while the source is live: it is closed when the source shows the
+ * end (a next prompt, an explicit end record) or when the importer finds the source finished
+ * (idle, or ended) and calls the mapper's `finish`, which closes the open turn with its usage and
+ * writes `thread.completed`. Closing it while live would make "import half, then the rest" differ
+ * from "import all at once". A finished source that grows again reopens the session with a new
+ * `thread.started` (the log is append-only; the earlier `thread.completed` stays).
  */
 import { Schema } from "effect"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import { UsageTotals, zeroUsage } from "../contract/Usage.ts"
 import { isRecord } from "./internal/foreignJson.ts"
+import { finishThread } from "./internal/importTurns.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
@@ -45,7 +49,13 @@ export const ImportCursor = Schema.Struct({
   turnId: Schema.String,
   itemSeq: Count,
   usage: UsageTotals,
-  lastTs: Schema.String
+  lastTs: Schema.String,
+  /** The first source timestamp seen (the session's `created_at`); absent in states saved before it was kept. */
+  firstTs: Schema.optionalKey(Schema.String),
+  /** Whether `finish` wrote `thread.completed` and nothing was mapped since. */
+  finished: Schema.optionalKey(Schema.Boolean),
+  /** Usage of the turns already closed, summed (the `thread.completed` total). */
+  spent: Schema.optionalKey(UsageTotals)
 })
 
 /** Where a mapping stands. */
@@ -61,6 +71,21 @@ export const initialCursor = (identity: ImportIdentity): ImportCursor => ({
   itemSeq: 0,
   usage: zeroUsage,
   lastTs: ""
+})
+
+/**
+ * The `finish` and `cursor` of a mapper whose state keeps its cursor in a `cursor` field (every
+ * built-in mapper's does): `finish` closes the open turn and writes `thread.completed`.
+ */
+export const finishingOf = <S extends { readonly cursor: ImportCursor }>(): {
+  readonly finish: (state: S) => MapStep<S>
+  readonly cursor: (state: S) => ImportCursor
+} => ({
+  finish: (state) => {
+    const finished = finishThread(state.cursor)
+    return { state: { ...state, cursor: finished.cursor }, events: finished.events }
+  },
+  cursor: (state) => state.cursor
 })
 
 /** The result of mapping one source record: the new state, the events to append, and why it was skipped (if it was). */
@@ -82,6 +107,13 @@ export interface ImportMapper<S> {
   readonly step: (state: S, record: unknown) => MapStep<S>
   /** The usage counted so far for a turn that is still open (reported, never invented into the log). */
   readonly openUsage: (state: S) => UsageTotals
+  /**
+   * The source is finished (idle past the importer's window, or ended): closes the open turn with
+   * its usage and writes `thread.completed`; nothing when it was already finished.
+   */
+  readonly finish: (state: S) => MapStep<S>
+  /** The cursor inside the state (source times, whether finished). */
+  readonly cursor: (state: S) => ImportCursor
 }
 
 /**

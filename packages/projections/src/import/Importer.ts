@@ -18,8 +18,9 @@
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
  */
 import type { ImportFormat } from "@logbook/domain"
+import { formatRfc3339 } from "@logbook/domain"
 import { fileSignature, SessionFs } from "@logbook/store"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { deriveSessionMemory } from "../memory/MemoryDerivation.ts"
 import { emptyReport, summarise } from "./ImportReport.ts"
 import type { MemoryOutcome, SourceReport } from "./ImportReport.ts"
@@ -42,18 +43,36 @@ export interface ImportOptions {
    * file whose signature did not change is reported unchanged without being read (`--watch`).
    */
   readonly signatures?: Map<string, string> | undefined
+  /**
+   * A source not modified for this long is finished: its last turn is closed with its usage and
+   * the session completed (default {@link DEFAULT_IDLE_WINDOW_MS}; 0 finishes every source now).
+   */
+  readonly idleWindowMs?: number | undefined
 }
 
-/** Imports one source file (see the module comment). */
-export const importSource = (sessionsDir: string, path: string, format: ImportFormat | "auto") =>
+/** How long a source must stay unmodified to count as finished: 10 minutes (docs/import.md#finished-sources). */
+export const DEFAULT_IDLE_WINDOW_MS = 10 * 60 * 1000
+
+/**
+ * Imports one source file (see the module comment). It is finished when its modification time is
+ * at least `idleWindowMs` before now (the Clock's).
+ */
+export const importSource = (
+  sessionsDir: string,
+  path: string,
+  format: ImportFormat | "auto",
+  idleWindowMs: number = DEFAULT_IDLE_WINDOW_MS
+) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const info = yield* fs.lstat(path)
     if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
+    const finished = (yield* Clock.currentTimeMillis) - info.value.mtimeMs >= idleWindowMs
     if (path.endsWith(".json") && (format === "gemini" || format === "auto")) {
-      return yield* importJsonSession(sessionsDir, path, format, info.value.size)
+      return yield* importJsonSession(sessionsDir, path, format, info.value.size, finished)
     }
-    return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path) }, format)
+    const modifiedAt = formatRfc3339(info.value.mtimeMs)
+    return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path), finished, modifiedAt }, format)
   })
 
 /** Imports every source below `options.paths`; one failing source never stops the others. */
@@ -72,7 +91,7 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
       ? emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
       : known
       ? emptyReport(candidate.path, "unchanged", "")
-      : yield* importSource(options.sessionsDir, candidate.path, options.format).pipe(
+      : yield* importSource(options.sessionsDir, candidate.path, options.format, options.idleWindowMs).pipe(
         Effect.flatMap((imported) => deriveImportedMemory(options.sessionsDir, imported)),
         Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message))),
         // A defect (a bug, or a stack a hostile file exhausted) fails this source only.

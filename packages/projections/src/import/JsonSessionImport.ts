@@ -13,6 +13,7 @@ import type { SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
 import { mappers } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
+import { atSourceTime } from "./internal/sourceClock.ts"
 
 /** How many events of a JSON session are appended together. */
 const JSON_SESSION_BATCH = 512
@@ -26,7 +27,13 @@ export const MAX_JSON_SESSION_BYTES = 256 * 1024 * 1024
  * digest covers the messages already imported (each as its JSON text), and a file whose earlier
  * messages changed is refused like a changed prefix.
  */
-export const importJsonSession = (sessionsDir: string, path: string, format: ImportFormat | "auto", size: number) =>
+export const importJsonSession = (
+  sessionsDir: string,
+  path: string,
+  format: ImportFormat | "auto",
+  size: number,
+  finished = false
+) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const notSession = format === "auto"
@@ -71,35 +78,47 @@ export const importJsonSession = (sessionsDir: string, path: string, format: Imp
         if (hash.copy().digest("hex") !== previous.value.prefix_sha256) {
           return refused("messages imported before have changed since; nothing was merged")
         }
-        return base
+        if (!finished || prepared.run.cursor()?.finished === true) return base
       }
     }
     const run = prepared.run
     let written = 0
     const skipped: Record<string, number> = {}
+    // The log is written under the source's clock (see JsonlImport): its times are the session's.
     yield* Effect.scoped(Effect.gen(function*() {
-      const log = yield* EventLog.open({
-        sessionsDir,
-        sessionId: identity.sessionId,
-        maxEvents: 0,
-        maxBytes: 0,
-        requireExclusive: true,
-        barrierAtTurnBoundary: false
-      })
       const batch: Array<ThreadEvent> = []
+      let firstTs: string | undefined
+      const mapped: Array<ReadonlyArray<ThreadEvent>> = []
       for (const record of records) {
         const step = run.step(record)
+        firstTs ??= run.cursor()?.firstTs
         if (step.skipped !== undefined) bump(skipped, step.skipped)
-        for (const event of step.events) batch.push(event)
+        mapped.push(step.events)
+      }
+      if (finished) mapped.push(run.finish())
+      const lastTs = run.cursor()?.lastTs
+      const log = yield* atSourceTime(
+        firstTs ?? lastTs,
+        EventLog.open({
+          sessionsDir,
+          sessionId: identity.sessionId,
+          maxEvents: 0,
+          maxBytes: 0,
+          requireExclusive: true,
+          barrierAtTurnBoundary: false
+        })
+      )
+      for (const events of mapped) {
+        for (const event of events) batch.push(event)
         if (batch.length >= JSON_SESSION_BATCH) {
           const part = batch.splice(0)
-          yield* log.appendAll(part)
+          yield* atSourceTime(lastTs, log.appendAll(part))
           written += part.length
         }
       }
-      yield* log.appendAll(batch)
+      yield* atSourceTime(lastTs, log.appendAll(batch))
       written += batch.length
-      yield* log.flush
+      yield* atSourceTime(lastTs, log.complete)
     }))
     const after = yield* fs.lstat(prepared.paths.events)
     yield* saveImportState(prepared.paths, {

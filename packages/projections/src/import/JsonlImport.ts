@@ -17,13 +17,24 @@ import { identityFromName, mapperOf } from "./internal/formatRegistry.ts"
 import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import type { Refusal } from "./internal/importAdmission.ts"
+import { atSourceTime } from "./internal/sourceClock.ts"
 
 const PEEK_LINES = 200
 
-/** A source of bytes to import: its name (a path, or `-` for stdin) and its content from the start. */
+/**
+ * A source of bytes to import: its name (a path, or `-` for stdin), its content from the start,
+ * and whether it is finished (not modified for the idle window, or ended like stdin at its end):
+ * a finished source gets its open turn closed and `thread.completed` (docs/import.md#finished-sources).
+ */
 export interface ImportInput<E> {
   readonly name: string
   readonly bytes: Stream.Stream<Uint8Array, E>
+  readonly finished?: boolean | undefined
+  /**
+   * The source file's modification time (RFC 3339): the session's time when its records carry
+   * none (`codex exec --json` output has no timestamps); absent for stdin (then the import's time).
+   */
+  readonly modifiedAt?: string | undefined
 }
 
 /**
@@ -89,6 +100,9 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       "remove the session to import the source again"
   }
 
+  const orModified = (ts: string | undefined): string | undefined =>
+    ts === undefined || ts.length === 0 ? input.modifiedAt : ts
+
   // Events mapped from the lines of one chunk, appended together (one `appendAll` per chunk).
   const pending: Array<ThreadEvent> = []
 
@@ -134,19 +148,28 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     }
   }
 
-  /** Appends the events of the chunk just handled, opening the session's log at the first one. */
+  /**
+   * Appends the events of the chunk just handled, opening the session's log at the first one —
+   * under the source's clock: the log is created at the first source time and each batch is
+   * recorded at the last source time seen, so the manifest's timestamps are the source's.
+   */
   const appendPending = Effect.gen(function*() {
     if (pending.length === 0 || identity === undefined) return
-    log ??= yield* EventLog.open({
-      sessionsDir,
-      sessionId: identity.sessionId,
-      maxEvents: 0,
-      maxBytes: 0,
-      requireExclusive: true,
-      barrierAtTurnBoundary: false
-    })
+    const id = identity.sessionId
+    const cursor = run?.cursor()
+    log ??= yield* atSourceTime(
+      orModified(cursor?.firstTs),
+      EventLog.open({
+        sessionsDir,
+        sessionId: id,
+        maxEvents: 0,
+        maxBytes: 0,
+        requireExclusive: true,
+        barrierAtTurnBoundary: false
+      })
+    )
     const batch = pending.splice(0)
-    yield* log.appendAll(batch)
+    yield* atSourceTime(orModified(cursor?.lastTs), log.appendAll(batch))
     written += batch.length
   })
 
@@ -191,7 +214,14 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       for (const held of buffered.splice(0)) handle(held)
       yield* appendPending
     }
-    if (log !== undefined) yield* log.flush
+    // A finished source (idle or ended) closes its open turn and completes the session, also when
+    // no new record came since the last import: the first import after it went idle does it.
+    const whole = Option.isNone(previous) || consumed >= prevOffset
+    if (input.finished === true && stop === undefined && run !== undefined && whole) {
+      for (const event of run.finish()) pending.push(event)
+      yield* appendPending
+    }
+    if (log !== undefined) yield* atSourceTime(orModified(run?.cursor()?.lastTs), log.complete)
   }))
   if (stop !== undefined) return { ...base(), status: stop.status, reason: stop.reason } satisfies SourceReport
   if (paths === undefined || run === undefined || found === undefined) return base()
@@ -202,7 +232,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       reason: `the source is shorter than what was already imported (${prevOffset} bytes)`
     } satisfies SourceReport
   }
-  if (Option.isSome(previous) && consumed === prevOffset) {
+  if (Option.isSome(previous) && consumed === prevOffset && written === 0) {
     return { ...base(), status: "unchanged", pending_tail_bytes: pendingTail } satisfies SourceReport
   }
   if (Option.isNone(previous) && log === undefined) {

@@ -3,7 +3,14 @@
  * state is hidden (and persisted as plain JSON), and the identity a source's file name gives when
  * its records name none.
  */
-import type { ImportFormat, ImportIdentity, ImportMapper, ThreadEvent, UsageTotals } from "@logbook/domain"
+import type {
+  ImportCursor,
+  ImportFormat,
+  ImportIdentity,
+  ImportMapper,
+  ThreadEvent,
+  UsageTotals
+} from "@logbook/domain"
 import { claudeTranscriptMapper, codexExecMapper, codexRolloutMapper, geminiSessionMapper } from "@logbook/domain"
 import { Result, Schema } from "effect"
 import * as NodePath from "node:path"
@@ -14,6 +21,10 @@ export interface MapperRun {
   /** The state as the JSON saved in `derived/import.json`. */
   readonly snapshot: () => Schema.Json
   readonly openUsage: () => UsageTotals
+  /** The source is finished: the events that close its open turn and complete the session (none when already done). */
+  readonly finish: () => ReadonlyArray<ThreadEvent>
+  /** The cursor as it stands (source times, whether finished); undefined for a mapper without one. */
+  readonly cursor: () => ImportCursor | undefined
 }
 
 /** A mapper of some format whose state type is hidden behind {@link MapperRun}. */
@@ -32,7 +43,14 @@ const runOf = <S>(mapper: ImportMapper<S>, initial: S): MapperRun => {
       return result
     },
     snapshot: () => toJson(Schema.encodeUnknownSync(mapper.state)(state)),
-    openUsage: () => mapper.openUsage(state)
+    openUsage: () => mapper.openUsage(state),
+    finish: () => {
+      if (mapper.finish === undefined) return []
+      const result = mapper.finish(state)
+      state = result.state
+      return result.events
+    },
+    cursor: () => mapper.cursor?.(state)
   }
 }
 

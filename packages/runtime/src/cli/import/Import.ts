@@ -176,7 +176,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
       return yield* watchSources(where.sessionsDir, format, paths, watch.interval, json)
     }
     const imported = fromStdin
-      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin }, "exec").pipe(
+      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin, finished: true }, "exec").pipe(
         Effect.flatMap((source) => deriveImportedMemory(where.sessionsDir, source)),
         Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
         Effect.map((source) => summarise([source]))
