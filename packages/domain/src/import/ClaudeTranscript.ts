@@ -352,6 +352,7 @@ export const claudeTranscriptMapper: ImportMapper<ClaudeTranscriptState> = {
   format: "claude",
   state: ClaudeTranscriptState,
   identify: claudeTranscriptIdentity,
+  version: (record) => str(record, "version"),
   initial: (identity) => ({ cursor: initialCursor(identity), messageUsage: {}, pending: {} }),
   step: stepClaudeTranscript,
   openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage),

@@ -437,6 +437,7 @@ export const codexRolloutMapper: ImportMapper<CodexRolloutState> = {
   format: "codex",
   state: CodexRolloutState,
   identify: codexRolloutIdentity,
+  version: (record) => str(obj(record, "payload"), "cli_version"),
   initial: (identity) => ({
     cursor: initialCursor(identity),
     metaSeen: false,

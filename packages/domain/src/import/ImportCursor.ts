@@ -109,11 +109,15 @@ export interface ImportMapper<S> {
   readonly openUsage: (state: S) => UsageTotals
   /**
    * The source is finished (idle past the importer's window, or ended): closes the open turn with
-   * its usage and writes `thread.completed`; nothing when it was already finished.
+   * its usage and writes `thread.completed`; nothing when it was already finished. Optional, so a
+   * new mapper can start without it (its sessions then stay `active`); every built-in one has it
+   * (see {@link finishingOf}).
    */
-  readonly finish: (state: S) => MapStep<S>
-  /** The cursor inside the state (source times, whether finished). */
-  readonly cursor: (state: S) => ImportCursor
+  readonly finish?: ((state: S) => MapStep<S>) | undefined
+  /** The cursor inside the state (source times, whether finished); optional like `finish`. */
+  readonly cursor?: ((state: S) => ImportCursor) | undefined
+  /** The version of the writing tool a record names (Codex `cli_version`, Claude Code `version`), if it does. */
+  readonly version?: ((record: unknown) => string | undefined) | undefined
 }
 
 /**

@@ -48,6 +48,8 @@ export interface ImportOptions {
    * the session completed (default {@link DEFAULT_IDLE_WINDOW_MS}; 0 finishes every source now).
    */
   readonly idleWindowMs?: number | undefined
+  /** Map and report every source, write nothing (`logbook import --dry-run`). */
+  readonly dryRun?: boolean | undefined
 }
 
 /** How long a source must stay unmodified to count as finished: 10 minutes (docs/import.md#finished-sources). */
@@ -61,7 +63,8 @@ export const importSource = (
   sessionsDir: string,
   path: string,
   format: ImportFormat | "auto",
-  idleWindowMs: number = DEFAULT_IDLE_WINDOW_MS
+  idleWindowMs: number = DEFAULT_IDLE_WINDOW_MS,
+  dryRun = false
 ) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
@@ -69,10 +72,12 @@ export const importSource = (
     if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
     const finished = (yield* Clock.currentTimeMillis) - info.value.mtimeMs >= idleWindowMs
     if (path.endsWith(".json") && (format === "gemini" || format === "auto")) {
-      return yield* importJsonSession(sessionsDir, path, format, info.value.size, finished)
+      return yield* importJsonSession(sessionsDir, path, format, info.value.size, finished, dryRun)
     }
     const modifiedAt = formatRfc3339(info.value.mtimeMs)
-    return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path), finished, modifiedAt }, format)
+    return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path), finished, modifiedAt }, format, {
+      dryRun
+    })
   })
 
 /** Imports every source below `options.paths`; one failing source never stops the others. */
@@ -91,7 +96,13 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
       ? emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
       : known
       ? emptyReport(candidate.path, "unchanged", "")
-      : yield* importSource(options.sessionsDir, candidate.path, options.format, options.idleWindowMs).pipe(
+      : yield* importSource(
+        options.sessionsDir,
+        candidate.path,
+        options.format,
+        options.idleWindowMs,
+        options.dryRun === true
+      ).pipe(
         Effect.flatMap((imported) => deriveImportedMemory(options.sessionsDir, imported)),
         Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message))),
         // A defect (a bug, or a stack a hostile file exhausted) fails this source only.
@@ -119,7 +130,9 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
  */
 export const deriveImportedMemory = Effect.fn("Importer.deriveImportedMemory")(
   function*(sessionsDir: string, report: SourceReport) {
-    if ((report.status !== "created" && report.status !== "updated") || report.session === undefined) return report
+    if (
+      (report.status !== "created" && report.status !== "updated") || report.session === undefined || report.dry_run
+    ) return report
     const memory = yield* deriveSessionMemory(sessionsDir, report.session).pipe(
       Effect.map((r): MemoryOutcome => r.keptHostView ? "host view kept" : r.written ? "written" : "unchanged"),
       Effect.catch((error) => Effect.succeed<MemoryOutcome>(`not derived: ${error.message}`))

@@ -14,6 +14,7 @@ import { bump } from "./internal/counts.ts"
 import { mappers } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
+import { isMessageEvent } from "./JsonlImport.ts"
 
 /** How many events of a JSON session are appended together. */
 const JSON_SESSION_BATCH = 512
@@ -32,7 +33,8 @@ export const importJsonSession = (
   path: string,
   format: ImportFormat | "auto",
   size: number,
-  finished = false
+  finished = false,
+  dryRun = false
 ) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
@@ -83,6 +85,7 @@ export const importJsonSession = (
     }
     const run = prepared.run
     let written = 0
+    let conversation = 0
     const skipped: Record<string, number> = {}
     // The log is written under the source's clock (see JsonlImport): its times are the session's.
     yield* Effect.scoped(Effect.gen(function*() {
@@ -96,6 +99,11 @@ export const importJsonSession = (
         mapped.push(step.events)
       }
       if (finished) mapped.push(run.finish())
+      for (const events of mapped) conversation += events.filter(isMessageEvent).length
+      if (dryRun) {
+        written = mapped.reduce((n, events) => n + events.length, 0)
+        return
+      }
       const lastTs = run.cursor()?.lastTs
       const log = yield* atSourceTime(
         firstTs ?? lastTs,
@@ -120,6 +128,20 @@ export const importJsonSession = (
       written += batch.length
       yield* atSourceTime(lastTs, log.complete)
     }))
+    const outcome = {
+      ...base,
+      status: Option.isNone(previous) ? "created" : "updated",
+      events_written: written,
+      records_read: records.length,
+      records_mapped: records.length - Object.values(skipped).reduce((n, k) => n + k, 0),
+      records_skipped: skipped,
+      open_turn_usage: run.openUsage(),
+      warnings: Option.isNone(previous) && conversation === 0
+        ? [`${path} yields no message (no prompt and no assistant text): is it a gemini session file?`]
+        : [],
+      dry_run: dryRun
+    } satisfies SourceReport
+    if (dryRun) return outcome
     const after = yield* fs.lstat(prepared.paths.events)
     yield* saveImportState(prepared.paths, {
       version: 1,
@@ -132,12 +154,5 @@ export const importJsonSession = (
       log_length: Option.isSome(after) ? after.value.size : 0,
       mapper_state: run.snapshot()
     })
-    return {
-      ...base,
-      status: Option.isNone(previous) ? "created" : "updated",
-      events_written: written,
-      records_read: records.length,
-      records_skipped: skipped,
-      open_turn_usage: run.openUsage()
-    } satisfies SourceReport
+    return outcome
   })

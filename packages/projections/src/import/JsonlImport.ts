@@ -37,16 +37,29 @@ export interface ImportInput<E> {
   readonly modifiedAt?: string | undefined
 }
 
+/** How an import runs. */
+export interface ImportRunOptions {
+  /** Map and report everything, write nothing (no session, no import state). */
+  readonly dryRun?: boolean | undefined
+}
+
+/** Whether an event is a message of the conversation: a prompt (`turn.started`) or an assistant text. */
+export const isMessageEvent = (event: ThreadEvent): boolean =>
+  event.type === "turn.started" || (event.type === "item.completed" && event.item.type === "agent_message")
+
 /**
  * Imports one source in a single pass over its bytes (see the module comment): the first lines
  * name the format and the session; the part consumed by an earlier import is only hashed and
- * checked against the recorded digest; what follows is mapped and appended.
+ * checked against the recorded digest; what follows is mapped and appended (with `dryRun`,
+ * counted and dropped).
  */
 export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   sessionsDir: string,
   input: ImportInput<E>,
-  format: ImportFormat | "auto"
+  format: ImportFormat | "auto",
+  options: ImportRunOptions = {}
 ) {
+  const dryRun = options.dryRun === true
   const fs = yield* SessionFs
   const comments = format === "exec" || format === "auto"
   const buffered: Array<RawLine> = []
@@ -73,6 +86,8 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   let consumed = 0
   let written = 0
   let readNow = 0
+  let messages = 0
+  let version: string | undefined
 
   const begin = Effect.gen(function*() {
     begun = true
@@ -141,6 +156,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (parsed.split) split++
     if (parsed.replaced) replaced++
     for (const value of parsed.values) {
+      version ??= mapper?.version(value)
       const result = run.step(value)
       readNow++
       if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
@@ -155,6 +171,11 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
    */
   const appendPending = Effect.gen(function*() {
     if (pending.length === 0 || identity === undefined) return
+    for (const event of pending) if (isMessageEvent(event)) messages++
+    if (dryRun) {
+      written += pending.splice(0).length
+      return
+    }
     const id = identity.sessionId
     const cursor = run?.cursor()
     log ??= yield* atSourceTime(
@@ -198,6 +219,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
 
   const base = (): SourceReport => ({
     ...emptyReport(input.name, "unchanged", "", found),
+    dry_run: dryRun,
     session: identity?.sessionId,
     parent_session: identity?.parentSessionId,
     reason: undefined
@@ -235,19 +257,41 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   if (Option.isSome(previous) && consumed === prevOffset && written === 0) {
     return { ...base(), status: "unchanged", pending_tail_bytes: pendingTail } satisfies SourceReport
   }
-  if (Option.isNone(previous) && log === undefined) {
+  const mapped = readNow - Object.values(recordsSkipped).reduce((n, k) => n + k, 0)
+  const coverage = {
+    records_read: readNow,
+    records_mapped: mapped,
+    records_skipped: recordsSkipped,
+    format_version: version,
+    lines_skipped: skippedLines,
+    lines_skipped_count: skippedCount,
+    pending_tail_bytes: pendingTail
+  }
+  if (Option.isNone(previous) && written === 0) {
     // Nothing to write (e.g. a Claude file holding only `summary` records): no empty session is made.
     return {
       ...base(),
       status: "ignored",
       reason: "nothing to import: no record of it maps to an event",
-      records_read: readNow,
-      records_skipped: recordsSkipped,
-      lines_skipped: skippedLines,
-      lines_skipped_count: skippedCount,
-      pending_tail_bytes: pendingTail
+      ...coverage
     } satisfies SourceReport
   }
+  const warnings = Option.isNone(previous) && messages === 0
+    ? [`${input.name} yields no message (no prompt and no assistant text): is it a ${found} session file?`]
+    : []
+  const status = Option.isNone(previous) ? "created" : "updated"
+  const outcome = {
+    ...base(),
+    status,
+    ...coverage,
+    events_written: written,
+    lines_split: split,
+    lines_with_invalid_utf8: replaced,
+    open_turn_usage: run.openUsage(),
+    warnings,
+    dry_run: dryRun
+  } satisfies SourceReport
+  if (dryRun) return outcome
   const after = yield* fs.lstat(paths.events)
   const saved: ImportState = {
     version: 1,
@@ -261,17 +305,5 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     mapper_state: run.snapshot()
   }
   yield* saveImportState(paths, saved)
-  return {
-    ...base(),
-    status: Option.isNone(previous) ? "created" : "updated",
-    events_written: written,
-    records_read: readNow,
-    records_skipped: recordsSkipped,
-    lines_skipped: skippedLines,
-    lines_skipped_count: skippedCount,
-    lines_split: split,
-    lines_with_invalid_utf8: replaced,
-    pending_tail_bytes: pendingTail,
-    open_turn_usage: run.openUsage()
-  } satisfies SourceReport
+  return outcome
 })

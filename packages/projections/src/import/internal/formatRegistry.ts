@@ -30,6 +30,8 @@ export interface MapperRun {
 /** A mapper of some format whose state type is hidden behind {@link MapperRun}. */
 export interface AnyMapper {
   readonly identify: (record: unknown) => ImportIdentity | undefined
+  /** The writing tool's version a record names, if it does (reported per source). */
+  readonly version: (record: unknown) => string | undefined
   readonly start: (identity: ImportIdentity) => MapperRun
   readonly resume: (saved: unknown) => Result.Result<MapperRun, Schema.SchemaError>
 }
@@ -56,6 +58,7 @@ const runOf = <S>(mapper: ImportMapper<S>, initial: S): MapperRun => {
 
 const anyMapper = <S>(mapper: ImportMapper<S>): AnyMapper => ({
   identify: mapper.identify,
+  version: (record) => mapper.version?.(record),
   start: (identity) => runOf(mapper, mapper.initial(identity)),
   resume: (saved) => Result.map(Schema.decodeUnknownResult(mapper.state)(saved), (state) => runOf(mapper, state))
 })

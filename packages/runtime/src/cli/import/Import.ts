@@ -3,12 +3,21 @@
  * sessions (docs/import.md). Without paths, `codex` reads `$CODEX_HOME/sessions` and
  * `$CODEX_HOME/archived_sessions` (`CODEX_HOME` defaults to `~/.codex`) and `claude` reads
  * `~/.claude/projects`. Prints a summary (sessions created / updated / unchanged, events written,
- * records and lines skipped by reason), or the whole report with `--json`; exits 1 at the end when
- * any source failed or was refused, after importing all the others.
+ * records read / mapped / skipped by reason, ignored files and why, warnings), or the whole report
+ * with `--json`; `--dry-run` maps and reports without writing. Exits 1 at the end when any source
+ * failed or was refused, or (unless `--allow-empty`) was not recognised or yields no message,
+ * after importing all the others.
  */
 import type { ImportFormat } from "@logbook/domain"
 import type { ImportReport, SourceReport } from "@logbook/projections"
-import { deriveImportedMemory, emptyReport, importInput, importSessions, summarise } from "@logbook/projections"
+import {
+  deriveImportedMemory,
+  emptyReport,
+  importInput,
+  importSessions,
+  isEmptySource,
+  summarise
+} from "@logbook/projections"
 import { Config, Duration, Effect, Option, Stdio } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as NodeOs from "node:os"
@@ -37,6 +46,21 @@ const intervalFlag = Flag.Int("interval").pipe(
   Flag.withDefault(2)
 )
 
+const dryRunFlag = Flag.Boolean("dry-run").pipe(
+  Flag.withDescription(
+    "Read and map every source and print the report (records read, mapped, skipped by reason), writing nothing"
+  ),
+  Flag.withDefault(false)
+)
+
+const allowEmptyFlag = Flag.Boolean("allow-empty").pipe(
+  Flag.withDescription(
+    "Exit 0 even when a source was not recognised or yields no message (by default such a source makes the " +
+      "import exit 1, naming it)"
+  ),
+  Flag.withDefault(false)
+)
+
 const envOr = (name: string) =>
   Config.option(Config.String(name)).pipe(
     Effect.orElseSucceed(() => Option.none<string>()),
@@ -60,12 +84,16 @@ const defaultPaths = (format: ImportFormat | "auto") =>
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 
-const summaryLines = (report: ImportReport, sessionsDir: string, next: string): Array<string> => {
+const summaryLines = (report: ImportReport, sessionsDir: string, next: string, dryRun: boolean): Array<string> => {
   const lines = [
-    `Imported ${plural(report.sources.length, "source")} into ${sessionsDir}: ` +
+    `${dryRun ? "Dry run (nothing written): would import" : "Imported"} ${
+      plural(report.sources.length, "source")
+    } into ${sessionsDir}: ` +
     `${report.sessions_created} created, ${report.sessions_updated} updated, ${report.sessions_unchanged} unchanged, ` +
-    `${report.sources_failed} failed or refused.`,
-    `${plural(report.events_written, "event")} written from ${plural(report.records_read, "record")}.`
+    `${report.sources_failed} failed or refused, ${report.sources_empty} empty or not recognised.`,
+    `${plural(report.events_written, "event")} ${dryRun ? "would be " : ""}written from ${
+      plural(report.records_read, "record")
+    } (${report.sources.reduce((n, s) => n + s.records_mapped, 0)} mapped).`
   ]
   const skipped = Object.entries(report.records_skipped).sort((a, b) => b[1] - a[1])
   if (skipped.length > 0) {
@@ -77,6 +105,11 @@ const summaryLines = (report: ImportReport, sessionsDir: string, next: string): 
     lines.push(`${plural(report.lines_skipped, "line")} skipped:`, ...bad)
     if (bad.length < report.lines_skipped) lines.push(`  … and ${report.lines_skipped - bad.length} more (see --json)`)
   }
+  const ignored = report.sources.filter((s) => s.status === "ignored")
+  if (ignored.length > 0) {
+    lines.push(`${plural(ignored.length, "file")} ignored:`, ...ignored.map((s) => `  ${s.path}: ${s.reason ?? ""}`))
+  }
+  if (report.warnings.length > 0) lines.push("Warnings:", ...report.warnings.map((w) => `  ${w}`))
   const shown = report.sources.filter((s) => s.status !== "ignored")
   if (shown.length > 0) {
     lines.push(
@@ -94,7 +127,7 @@ const summaryLines = (report: ImportReport, sessionsDir: string, next: string): 
   }
   lines.push(...notDerived.map((s) => `  ${s.session ?? s.path}: memory view ${s.memory ?? ""}`))
   const first = report.sources.find((s) => s.status === "created" || s.status === "updated")
-  if (first?.session !== undefined) {
+  if (first?.session !== undefined && !dryRun) {
     const session = shellQuote(first.session)
     lines.push(`Next: ${next} show ${session}; ${next} explain ${session}; ${next} search <words> --scope history`)
   }
@@ -105,6 +138,7 @@ const sourceNote = (s: SourceReport): string => {
   const notes = [
     s.lines_split > 0 ? `${plural(s.lines_split, "line")} held two records (both kept)` : "",
     s.pending_tail_bytes > 0 ? `unfinished last line (${s.pending_tail_bytes} B) left for later` : "",
+    s.format_version === undefined ? "" : `${s.format ?? "?"} ${s.format_version}`,
     s.reason ?? ""
   ].filter((n) => n.length > 0)
   return notes.length === 0 ? s.path : `${s.path} (${notes.join("; ")})`
@@ -115,6 +149,8 @@ const failedStdin = (reason: string): SourceReport => emptyReport("-", "failed",
 interface WatchOptions {
   readonly watch: boolean
   readonly interval: number
+  readonly dryRun: boolean
+  readonly allowEmpty: boolean
 }
 
 /** One line per source a watch pass created, updated, or could not import (each problem said once). */
@@ -167,6 +203,12 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
     const stdio = yield* Stdio.Stdio
     const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
     if (watch.watch) {
+      if (watch.dryRun) {
+        return yield* new CommandFailed({
+          detail: "--dry-run reads the sources once; it cannot be combined with --watch",
+          hint: "drop one of --dry-run and --watch"
+        })
+      }
       if (fromStdin) {
         return yield* new CommandFailed({
           detail: "--watch follows files or directories, not stdin",
@@ -176,7 +218,9 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
       return yield* watchSources(where.sessionsDir, format, paths, watch.interval, json)
     }
     const imported = fromStdin
-      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin, finished: true }, "exec").pipe(
+      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin, finished: true }, "exec", {
+        dryRun: watch.dryRun
+      }).pipe(
         Effect.flatMap((source) => deriveImportedMemory(where.sessionsDir, source)),
         Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
         Effect.map((source) => summarise([source]))
@@ -186,6 +230,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
           sessionsDir: where.sessionsDir,
           format,
           paths,
+          dryRun: watch.dryRun,
           onProgress: progress === undefined
             ? undefined
             : (done, total, path) => progress(`importing ${done}/${total}: ${NodePath.basename(path)}`)
@@ -195,7 +240,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
     const invocation = yield* Invocation
     const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
     if (json) yield* printJson(report)
-    else yield* printAll(summaryLines(report, where.sessionsDir, next))
+    else yield* printAll(summaryLines(report, where.sessionsDir, next, watch.dryRun))
     const failed = report.sources.filter((s) => s.status === "failed" || s.status === "refused")
     if (failed.length > 0) {
       return yield* new CommandFailed({
@@ -204,13 +249,30 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
         hint: "the other sources were imported; fix or remove these and run the import again (it is idempotent)"
       })
     }
+    const empty = report.sources.filter(isEmptySource)
+    if (empty.length > 0 && !watch.allowEmpty) {
+      return yield* new CommandFailed({
+        detail: `${plural(empty.length, "source")} gave nothing: ` +
+          empty.map((s) => `${s.path} (${s.reason ?? s.warnings.join("; ")})`).join("; "),
+        hint: "a file of an unknown or changed format imports nothing; check the format (`logbook import auto " +
+          "--dry-run PATH` shows what each file gives), or pass --allow-empty to accept it"
+      })
+    }
   })
 
 const formatCommand = (format: ImportFormat | "auto", summary: string, description: string, example: string) =>
   Command.make(
     format,
-    { paths: pathsArgument, json: jsonFlag, watch: watchFlag, interval: intervalFlag },
-    ({ interval, json, paths, watch }) => runImport(format, paths, json, { watch, interval })
+    {
+      paths: pathsArgument,
+      json: jsonFlag,
+      watch: watchFlag,
+      interval: intervalFlag,
+      dryRun: dryRunFlag,
+      allowEmpty: allowEmptyFlag
+    },
+    ({ allowEmpty, dryRun, interval, json, paths, watch }) =>
+      runImport(format, paths, json, { watch, interval, dryRun, allowEmpty })
   )
     .pipe(
       Command.withShortDescription(summary),

@@ -2,7 +2,9 @@
  * `logbook import` end to end (in-process): every real fixture imports with exit 0 and the
  * imported sessions pass `verify` and can be read with `show`, `turn` and `events`; a second
  * import is reported unchanged and leaves `events.jsonl` byte-identical; `--json` prints the
- * report; a missing path or a link fails with exit 1 after the other sources were imported.
+ * report; a missing path or a link fails with exit 1 after the other sources were imported; a
+ * file of no known format, or one that yields no message, is named and makes the import exit 1
+ * (unless `--allow-empty`); `--dry-run` reports without writing.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir } from "@logbook/testkit"
@@ -232,4 +234,76 @@ describe("logbook import", () => {
       }),
     120_000
   )
+  it.effect("a file of no known format makes import auto exit 1 naming it and why; --allow-empty accepts it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const src = yield* tempDir("import-src")
+      fs.copyFileSync(path.join(claudeDir, fs.readdirSync(claudeDir).sort()[0] ?? ""), path.join(src, "a.jsonl"))
+      fs.writeFileSync(path.join(src, "notes.jsonl"), "{\"kind\":\"todo\",\"text\":\"buy milk\"}\n")
+      const strict = yield* logbook(["--sessions-dir", dir, "import", "auto", src])
+      assert.strictEqual(strict.exitCode, 1)
+      assert.include(strict.stdout, "1 file ignored:")
+      assert.include(strict.stdout, `${path.join(src, "notes.jsonl")}: not a session file of a known format`)
+      assert.include(strict.stderr, "notes.jsonl")
+      assert.include(strict.stderr, "--allow-empty")
+      assert.strictEqual(fs.readdirSync(dir).length, 1, "the recognised file was imported all the same")
+      const lenient = yield* logbook(["--sessions-dir", dir, "import", "auto", src, "--allow-empty"])
+      assert.strictEqual(lenient.exitCode, 0, lenient.stderr)
+    }))
+
+  it.effect("a source that yields no message is a warning naming it, and exit 1", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const src = yield* tempDir("import-src")
+      // Hand-written: a rollout whose records are all of types this importer does not know.
+      const file = path.join(src, "rollout-2026-09-01T10-00-00-0199aaaa-0000-7000-8000-000000000026.jsonl")
+      fs.writeFileSync(
+        file,
+        [
+          {
+            timestamp: "2026-09-01T10:00:00.000Z",
+            type: "session_meta",
+            payload: { id: "0199aaaa-0000-7000-8000-000000000026", cli_version: "9.9.9" }
+          },
+          { timestamp: "2026-09-01T10:00:01.000Z", type: "event_msg", payload: { type: "future_prompt", text: "hi" } },
+          { timestamp: "2026-09-01T10:00:02.000Z", type: "future_record", payload: {} }
+        ].map((r) => JSON.stringify(r)).join("\n") + "\n"
+      )
+      const run = yield* logbook(["--sessions-dir", dir, "import", "codex", file, "--json"])
+      assert.strictEqual(run.exitCode, 1)
+      const report = JSON.parse(run.stdout)
+      assert.strictEqual(report.sources_empty, 1)
+      assert.include(report.warnings[0], file)
+      const source = report.sources[0]
+      assert.strictEqual(source.records_read, 3)
+      assert.strictEqual(source.records_mapped, 1)
+      assert.deepStrictEqual(source.records_skipped, { "event_msg/future_prompt": 1, future_record: 1 })
+      assert.strictEqual(source.format_version, "9.9.9")
+      assert.include(run.stderr, "gave nothing")
+    }))
+
+  it.effect("--dry-run prints the report of what would be imported and writes nothing", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const dry = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir, "--dry-run"])
+      assert.strictEqual(dry.exitCode, 0, dry.stderr)
+      assert.include(dry.stdout, "Dry run (nothing written): would import 3 sources")
+      assert.include(dry.stdout, "3 created")
+      assert.deepStrictEqual(fs.existsSync(dir) ? fs.readdirSync(dir) : [], [])
+      const real = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir, "--json"])
+      const dryJson = yield* logbook([
+        "--sessions-dir",
+        yield* tempDir("import-cli"),
+        "import",
+        "claude",
+        claudeDir,
+        "--json",
+        "--dry-run"
+      ])
+      const counts = (text: string) => {
+        const r = JSON.parse(text)
+        return { events: r.events_written, records: r.records_read, skipped: r.records_skipped }
+      }
+      assert.deepStrictEqual(counts(dryJson.stdout), counts(real.stdout))
+    }))
 })
