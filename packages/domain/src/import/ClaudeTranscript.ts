@@ -3,6 +3,9 @@
  * `subagents/agent-*.jsonl`) to ThreadEvents (docs/import.md#claude-code-transcripts): one reducer
  * step per parsed record, persisted between incremental imports.
  *
+ * Records with `isSidechain` in a main transcript (older versions wrote a subagent's records
+ * there) are counted, not mapped: a subagent is its own session, from its own file.
+ *
  * **Gotchas**: one API response is split over several lines (one content block each) that repeat
  * its `usage`; usage is kept per `message.id`, the last line's value winning, so each response is
  * counted once. A prompt is a `user` record with text that is not meta, not a tool result, not a
@@ -335,6 +338,10 @@ export const stepClaudeTranscript = (state: ClaudeTranscriptState, record: unkno
   const ts = str(record, "timestamp") ?? ""
   const s: ClaudeTranscriptState = { ...state, cursor: seen(state.cursor, ts) }
   const type = str(record, "type")
+  // Older versions wrote a subagent's records into the main transcript: they are not its turns.
+  if (field(record, "isSidechain") === true && s.cursor.identity.parentSessionId === undefined) {
+    return skip(s, `sidechain ${type ?? "record"} in the main transcript (a subagent's)`)
+  }
   switch (type) {
     case "user":
       return onUser(s, record, ts)

@@ -16,6 +16,7 @@
 import { Schema } from "effect"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import { UsageTotals, zeroUsage } from "../contract/Usage.ts"
+import { isLegacyCodexHeader } from "./internal/codexLegacy.ts"
 import { isRecord } from "./internal/foreignJson.ts"
 import { finishThread } from "./internal/importTurns.ts"
 
@@ -122,12 +123,13 @@ export interface ImportMapper<S> {
 
 /**
  * Recognises the format of a session file from one of its parsed records (`undefined`: this
- * record does not tell): Codex rollout envelopes, Gemini CLI headers (`sessionId` +
+ * record does not tell): Codex rollout envelopes and legacy headers, Gemini CLI headers (`sessionId` +
  * `projectHash`), Claude Code records (`sessionId`, or a leading `summary` / snapshot), and
  * `codex exec --json` events.
  */
 export const recogniseImportFormat = (record: unknown): ImportFormat | undefined => {
   if (!isRecord(record)) return undefined
+  if (isLegacyCodexHeader(record)) return "codex"
   const type = record["type"]
   if (typeof record["sessionId"] === "string" && typeof record["projectHash"] === "string") return "gemini"
   if (typeof type !== "string") return undefined

@@ -6,6 +6,7 @@
 import type { ImportFormat, UsageTotals } from "@logbook/domain"
 import { zeroUsage } from "@logbook/domain"
 import { bump } from "./internal/counts.ts"
+import { COMPANION } from "./internal/importSources.ts"
 
 /** What happened to one source. */
 export type SourceStatus = "created" | "updated" | "unchanged" | "failed" | "refused" | "ignored"
@@ -113,7 +114,8 @@ export const emptyReport = (
 
 /** Whether a source gave nothing: ignored (unknown format, nothing to map) or written without any message. */
 export const isEmptySource = (s: SourceReport): boolean =>
-  s.status === "ignored" || ((s.status === "created") && s.warnings.length > 0)
+  (s.status === "ignored" && s.reason?.startsWith(COMPANION) !== true) ||
+  (s.status === "created" && s.warnings.length > 0)
 
 /** Totals over the per-source reports. */
 export const summarise = (sources: ReadonlyArray<SourceReport>): ImportReport => {

@@ -3,7 +3,7 @@
  * grows): progress is counted in messages and a file whose earlier messages changed is refused.
  */
 import type { ImportFormat, ThreadEvent } from "@logbook/domain"
-import { geminiSessionMapper } from "@logbook/domain"
+import { geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
 import { EventLog, saveImportState, SessionFs } from "@logbook/store"
 import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
@@ -15,6 +15,32 @@ import { mappers } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
 import { isMessageEvent } from "./JsonlImport.ts"
+
+/**
+ * The forms of a whole-file JSON session: a Gemini CLI `{sessionId, projectHash, …, messages}`;
+ * a legacy Codex rollout saved as one array `[{id, timestamp, instructions}, …items]` or as
+ * `{session: {id, timestamp, instructions}, items}`. The header is mapped first, then each item.
+ */
+const jsonSessionOf = (
+  value: unknown
+): { format: "gemini" | "codex"; header: unknown; messages: ReadonlyArray<unknown> } | undefined => {
+  if (Array.isArray(value)) {
+    const [first, ...items] = value
+    return isLegacyCodexHeader(first) ? { format: "codex", header: first, messages: items } : undefined
+  }
+  if (!Predicate.isReadonlyObject(value)) return undefined
+  const { messages, ...header } = value
+  if (Array.isArray(messages) && geminiSessionMapper.identify(header) !== undefined) {
+    return { format: "gemini", header, messages }
+  }
+  const session = value["session"]
+  const items = value["items"]
+  if (Predicate.isReadonlyObject(session) && Array.isArray(items)) {
+    const legacy = { instructions: null, ...session }
+    return isLegacyCodexHeader(legacy) ? { format: "codex", header: legacy, messages: items } : undefined
+  }
+  return undefined
+}
 
 /** How many events of a JSON session are appended together. */
 const JSON_SESSION_BATCH = 512
@@ -40,6 +66,13 @@ export const importJsonSession = (
     const fs = yield* SessionFs
     const notSession = format === "auto"
       ? emptyReport(path, "ignored", "not a session file of a known format")
+      : format === "codex"
+      ? emptyReport(
+        path,
+        "failed",
+        "not a legacy Codex rollout (expected [{id, timestamp, instructions}, …items])",
+        "codex"
+      )
       : emptyReport(path, "failed", "not a Gemini CLI session (expected sessionId, projectHash and messages)", "gemini")
     if (size > MAX_JSON_SESSION_BYTES) {
       return emptyReport(path, "failed", `larger than ${MAX_JSON_SESSION_BYTES} bytes, too large for a JSON session`)
@@ -48,14 +81,16 @@ export const importJsonSession = (
     if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
     const parsed = parseForeignLine(bytes.value, false)
     const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
-    if (!Predicate.isReadonlyObject(value)) return notSession
-    const { messages, ...header } = value
-    if (!Array.isArray(messages)) return notSession
-    const identity = geminiSessionMapper.identify(header)
+    const session = jsonSessionOf(value)
+    if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
+    const { header, messages } = session
+    const found = session.format
+    const mapper = mappers[found]
+    const identity = mapper.identify(header)
     if (identity === undefined) return notSession
-    const prepared = yield* prepare(sessionsDir, identity, "gemini", mappers.gemini)
+    const prepared = yield* prepare(sessionsDir, identity, found, mapper)
     const base: SourceReport = {
-      ...emptyReport(path, "unchanged", "", "gemini"),
+      ...emptyReport(path, "unchanged", "", found),
       session: identity.sessionId,
       reason: undefined
     }
@@ -137,7 +172,7 @@ export const importJsonSession = (
       records_skipped: skipped,
       open_turn_usage: run.openUsage(),
       warnings: Option.isNone(previous) && conversation === 0
-        ? [`${path} yields no message (no prompt and no assistant text): is it a gemini session file?`]
+        ? [`${path} yields no message (no prompt and no assistant text): is it a ${found} session file?`]
         : [],
       dry_run: dryRun
     } satisfies SourceReport
@@ -145,7 +180,7 @@ export const importJsonSession = (
     const after = yield* fs.lstat(prepared.paths.events)
     yield* saveImportState(prepared.paths, {
       version: 1,
-      format: "gemini",
+      format: found,
       source: path,
       offset: messages.length,
       prefix_sha256: hash.digest("hex"),

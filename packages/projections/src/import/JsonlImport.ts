@@ -13,7 +13,7 @@ import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
 import type { SkippedLine, SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
-import { identityFromName, mapperOf } from "./internal/formatRegistry.ts"
+import { derivedExecIdentity, identityFromName, mapperOf } from "./internal/formatRegistry.ts"
 import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import type { Refusal } from "./internal/importAdmission.ts"
@@ -94,6 +94,10 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (found === undefined) return (stop = { status: "ignored", reason: "not a session file of a known format" })
     mapper = mapperOf(found)
     identity ??= identityFromName(input.name, found)
+    if (identity === undefined && found === "exec") {
+      const first = buffered.find((line) => parseForeignLine(line.bytes, true)._tag === "Records")
+      if (first !== undefined) identity = derivedExecIdentity(input.name, first.bytes)
+    }
     if (identity === undefined) {
       return (stop = { status: "failed", reason: "no session id found in its first records or its name" })
     }

@@ -13,6 +13,7 @@ import type {
 } from "@logbook/domain"
 import { claudeTranscriptMapper, codexExecMapper, codexRolloutMapper, geminiSessionMapper } from "@logbook/domain"
 import { Result, Schema } from "effect"
+import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 
 /** A mapping in progress: the mapper with its state kept inside, so the importer needs no state type. */
@@ -82,6 +83,22 @@ export const identityFromName = (name: string, format: ImportFormat): ImportIden
   if (uuid === undefined || (format !== "codex" && format !== "claude")) return undefined
   const id = `${format}-${uuid}`
   return { sessionId: id, threadId: format === "codex" ? uuid : id }
+}
+
+/**
+ * The identity of `codex exec --json` output that does not begin with `thread.started` (a stream
+ * cut at the front, or an error before the thread started): `codex-exec-<digest>`, the digest of
+ * the source's name and its first record line, so re-importing the same source (or the same
+ * source grown) finds the same session.
+ */
+export const derivedExecIdentity = (name: string, firstLine: Uint8Array): ImportIdentity => {
+  // The line ending is not part of the content: a last line that gains its newline keeps its id.
+  let end = firstLine.length
+  while (end > 0 && (firstLine[end - 1] === 10 || firstLine[end - 1] === 13)) end--
+  const digest = createHash("sha256").update(name).update("\u0000").update(firstLine.subarray(0, end)).digest("hex")
+    .slice(0, 32)
+  const threadId = `exec-${digest}`
+  return { sessionId: `codex-${threadId}`, threadId }
 }
 
 /** The mapper states are plain JSON by construction (their Schemas are Structs of JSON values). */
