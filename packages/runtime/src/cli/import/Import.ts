@@ -18,6 +18,7 @@ import {
   isEmptySource,
   summarise
 } from "@logbook/projections"
+import { SessionFs } from "@logbook/store"
 import { Config, Duration, Effect, Option, Stdio } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as NodeOs from "node:os"
@@ -199,7 +200,18 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
         hint: "give the files or directories to import, e.g. `logbook import auto ~/.codex/sessions`"
       })
     }
-    const paths = given.length > 0 ? given : yield* defaultPaths(format)
+    const defaults = format === "exec" || format === "auto" || given.length > 0
+      ? undefined
+      : yield* existingDefaults(format)
+    if (defaults !== undefined && defaults.found.length === 0) {
+      return yield* new CommandFailed({
+        detail: `no ${format} sessions found: ${defaults.all.join(", ")} ${
+          defaults.all.length === 1 ? "does" : "do"
+        } not exist`,
+        hint: "give the files or directories to import as PATH"
+      })
+    }
+    const paths = given.length > 0 ? given : defaults?.found ?? []
     const stdio = yield* Stdio.Stdio
     const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
     if (watch.watch) {
@@ -241,6 +253,12 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
     const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
     if (json) yield* printJson(report)
     else yield* printAll(summaryLines(report, where.sessionsDir, next, watch.dryRun))
+    return yield* verdict(report, watch.allowEmpty)
+  })
+
+/** Exit 1 (after the report was printed) when a source failed, was refused, or — unless allowed — gave nothing. */
+const verdict = (report: ImportReport, allowEmpty: boolean) =>
+  Effect.gen(function*() {
     const failed = report.sources.filter((s) => s.status === "failed" || s.status === "refused")
     if (failed.length > 0) {
       return yield* new CommandFailed({
@@ -250,7 +268,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
       })
     }
     const empty = report.sources.filter(isEmptySource)
-    if (empty.length > 0 && !watch.allowEmpty) {
+    if (empty.length > 0 && !allowEmpty) {
       return yield* new CommandFailed({
         detail: `${plural(empty.length, "source")} gave nothing: ` +
           empty.map((s) => `${s.path} (${s.reason ?? s.warnings.join("; ")})`).join("; "),
@@ -259,6 +277,113 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
       })
     }
   })
+
+/**
+ * The agents `import all` looks for, each with its format; their default locations are those of
+ * `import <format>` without PATH. A new importer adds its agent here.
+ */
+export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly format: ImportFormat }> = [
+  { agent: "Codex CLI", format: "codex" },
+  { agent: "Claude Code", format: "claude" },
+  { agent: "Gemini CLI", format: "gemini" }
+]
+
+/** The default locations of a format that exist (a missing one is "nothing found", not a failure). */
+const existingDefaults = (format: ImportFormat) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const found: Array<string> = []
+    const all = yield* defaultPaths(format)
+    for (const path of all) {
+      const info = yield* Effect.option(fs.lstat(path))
+      if (Option.isSome(info) && Option.isSome(info.value) && info.value.value.type === "Directory") found.push(path)
+    }
+    return { all, found }
+  })
+
+/** `import all`: every agent's default locations, one line per agent, then the combined report. */
+const runAll = (json: boolean, watch: WatchOptions) =>
+  Effect.gen(function*() {
+    const where = yield* location
+    const located: Array<{ agent: string; format: ImportFormat; all: ReadonlyArray<string>; found: Array<string> }> = []
+    for (const { agent, format } of IMPORT_AGENTS) located.push({ agent, format, ...(yield* existingDefaults(format)) })
+    const present = located.filter((l) => l.found.length > 0)
+    if (watch.watch) {
+      if (watch.dryRun) {
+        return yield* new CommandFailed({
+          detail: "--dry-run reads the sources once; it cannot be combined with --watch",
+          hint: "drop one of --dry-run and --watch"
+        })
+      }
+      if (present.length === 0) {
+        return yield* new CommandFailed({
+          detail: "no agent's sessions found to watch",
+          hint: `looked in ${located.flatMap((l) => l.all).join(", ")}`
+        })
+      }
+      return yield* Effect.all(
+        present.map((l) => watchSources(where.sessionsDir, l.format, l.found, watch.interval, json)),
+        { concurrency: "unbounded", discard: true }
+      )
+    }
+    const perAgent: Array<{ agent: string; format: ImportFormat; paths: ReadonlyArray<string>; report: ImportReport }> =
+      []
+    for (const l of present) {
+      const report = yield* withProgressLine((progress) =>
+        importSessions({
+          sessionsDir: where.sessionsDir,
+          format: l.format,
+          paths: l.found,
+          dryRun: watch.dryRun,
+          onProgress: progress === undefined
+            ? undefined
+            : (done, total, path) => progress(`${l.agent}: importing ${done}/${total}: ${NodePath.basename(path)}`)
+        })
+      )
+      perAgent.push({ agent: l.agent, format: l.format, paths: l.found, report })
+    }
+    const report = summarise(perAgent.flatMap((a) => a.report.sources))
+    const agentLines = located.map((l) => {
+      const done = perAgent.find((a) => a.format === l.format)
+      if (done === undefined) return `${l.agent}: nothing found (looked in ${l.all.join(", ")})`
+      const r = done.report
+      return `${l.agent}: ${plural(r.sources.length, "file")} in ${done.paths.join(", ")}: ${r.sessions_created} ` +
+        `created, ${r.sessions_updated} updated, ${r.sessions_unchanged} unchanged, ${r.sources_failed} failed, ` +
+        `${r.sources_empty} empty`
+    })
+    if (json) {
+      yield* printJson({
+        agents: located.map((l) => ({
+          agent: l.agent,
+          format: l.format,
+          locations: l.all,
+          found: l.found,
+          sources: perAgent.find((a) => a.format === l.format)?.report.sources.length ?? 0
+        })),
+        ...report
+      })
+    } else {
+      const invocation = yield* Invocation
+      const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
+      yield* printAll([...agentLines, ...summaryLines(report, where.sessionsDir, next, watch.dryRun)])
+    }
+    return yield* verdict(report, watch.allowEmpty)
+  })
+
+const allCommand = Command.make(
+  "all",
+  { json: jsonFlag, watch: watchFlag, interval: intervalFlag, dryRun: dryRunFlag, allowEmpty: allowEmptyFlag },
+  ({ allowEmpty, dryRun, interval, json, watch }) => runAll(json, { watch, interval, dryRun, allowEmpty })
+).pipe(
+  Command.withShortDescription("Import every supported agent's sessions from their default locations"),
+  Command.withDescription(
+    "Find every supported agent's default session locations ($CODEX_HOME/sessions and archived_sessions, " +
+      "CODEX_HOME defaulting to ~/.codex; ~/.claude/projects; ~/.gemini/tmp), print per agent what was found, " +
+      "and import it all. A location that does not exist is reported as nothing found. With --watch, keeps " +
+      "following all of them."
+  ),
+  Command.withExamples([{ command: "logbook import all --dry-run", description: "See what a whole machine holds" }])
+)
 
 const formatCommand = (format: ImportFormat | "auto", summary: string, description: string, example: string) =>
   Command.make(
@@ -291,6 +416,7 @@ export const importCommand = Command.make("import").pipe(
       "nothing, grown ones only their new records, changed ones are refused. See docs/import.md."
   ),
   Command.withSubcommands([
+    allCommand,
     formatCommand(
       "codex",
       "Import Codex CLI rollouts (default: $CODEX_HOME/sessions and archived_sessions)",

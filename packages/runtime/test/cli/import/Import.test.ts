@@ -306,4 +306,41 @@ describe("logbook import", () => {
       }
       assert.deepStrictEqual(counts(dryJson.stdout), counts(real.stdout))
     }))
+  it.effect(
+    "import all finds every agent's default locations below HOME and CODEX_HOME, says per agent what it found, and imports",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* tempDir("import-home")
+        const codexHome = yield* tempDir("import-codex-home")
+        const sessions = path.join(codexHome, "sessions", "2025", "09", "25")
+        fs.mkdirSync(sessions, { recursive: true })
+        for (const name of fs.readdirSync(codexDir)) {
+          fs.copyFileSync(path.join(codexDir, name), path.join(sessions, name))
+        }
+        const project = path.join(home, ".claude", "projects", "-work-demo")
+        fs.mkdirSync(project, { recursive: true })
+        for (const name of fs.readdirSync(claudeDir)) {
+          fs.copyFileSync(path.join(claudeDir, name), path.join(project, name))
+        }
+        const dir = yield* tempDir("import-cli")
+        const env = { HOME: home, CODEX_HOME: codexHome }
+        const dry = yield* logbook(["--sessions-dir", dir, "import", "all", "--dry-run"], { env })
+        assert.strictEqual(dry.exitCode, 0, dry.stderr)
+        assert.deepStrictEqual(fs.existsSync(dir) ? fs.readdirSync(dir) : [], [])
+        const run = yield* logbook(["--sessions-dir", dir, "import", "all"], { env })
+        assert.strictEqual(run.exitCode, 0, run.stderr)
+        assert.include(run.stdout, `Codex CLI: 2 files in ${path.join(codexHome, "sessions")}: 2 created`)
+        assert.include(run.stdout, `Claude Code: 3 files in ${path.join(home, ".claude", "projects")}: 3 created`)
+        assert.include(run.stdout, `Gemini CLI: nothing found (looked in ${path.join(home, ".gemini", "tmp")})`)
+        assert.strictEqual(fs.readdirSync(dir).length, 5)
+        const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
+        const report = JSON.parse(json.stdout)
+        assert.deepStrictEqual(
+          report.agents.map((a: { sources: number }) => a.sources),
+          [2, 3, 0]
+        )
+        assert.strictEqual(report.sessions_unchanged, 5)
+      }),
+    120_000
+  )
 })
