@@ -406,14 +406,20 @@ const formatCommand = (format: ImportFormat | "auto", summary: string, descripti
     )
 
 /** `import`: the importers of foreign session formats. */
-export const importCommand = Command.make("import").pipe(
+export const importCommand = Command.make(
+  "import",
+  { json: jsonFlag, dryRun: dryRunFlag, allowEmpty: allowEmptyFlag },
+  // `import` with no format is `import all` (without --watch, which needs the subcommand).
+  ({ allowEmpty, dryRun, json }) => runAll(json, { watch: false, interval: 2, dryRun, allowEmpty })
+).pipe(
   Command.withShortDescription(
     "Import Codex CLI, Claude Code and Gemini CLI sessions and `codex exec --json` output"
   ),
   Command.withDescription(
     "Import the sessions other agents already wrote, one Logbook session per source thread " +
       "(codex-<thread id>, claude-<session id>). Re-importing is idempotent: unchanged sources write " +
-      "nothing, grown ones only their new records, changed ones are refused. See docs/import.md."
+      "nothing, grown ones only their new records, changed ones are refused. Without a subcommand, imports " +
+      "every supported agent's default locations, as `import all`. See docs/import.md."
   ),
   Command.withSubcommands([
     allCommand,
