@@ -345,11 +345,11 @@ describe("logbook import", () => {
           [2, 3, 0]
         )
         assert.strictEqual(report.sessions_unchanged, 5)
-      // `import` without a subcommand is `import all`.
-      const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
-      assert.strictEqual(bare.exitCode, 0, bare.stderr)
-      assert.include(bare.stdout, "Codex CLI: 2 files")
-      assert.include(bare.stdout, "5 unchanged")
+        // `import` without a subcommand is `import all`.
+        const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
+        assert.strictEqual(bare.exitCode, 0, bare.stderr)
+        assert.include(bare.stdout, "Codex CLI: 2 files")
+        assert.include(bare.stdout, "5 unchanged")
       }),
     120_000
   )
