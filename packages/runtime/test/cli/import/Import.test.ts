@@ -9,6 +9,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir } from "@logbook/testkit"
 import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { logbook } from "../inProcess.ts"
@@ -67,6 +68,8 @@ describe("logbook import", () => {
     () =>
       Effect.gen(function*() {
         const dir = yield* tempDir("import-cli")
+        // Years after the fixtures were written: they are finished, and older than any age limit.
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
         const imported = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
         assert.strictEqual(imported.exitCode, 0, imported.stderr)
         assert.include(imported.stdout, "3 memory views derived")
@@ -345,6 +348,31 @@ describe("logbook import", () => {
         assert.strictEqual(bare.exitCode, 0, bare.stderr)
         assert.include(bare.stdout, "Codex CLI: 2 files")
         assert.include(bare.stdout, "5 unchanged")
+      }),
+    120_000
+  )
+  it.effect(
+    "retention run never removes imported sessions unless --include-imported; sessions lists their turns",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        // Years after the fixtures were written: they are finished, and older than any age limit.
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+        const imported = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
+        assert.strictEqual(imported.exitCode, 0, imported.stderr)
+        const sessions = yield* logbook(["--sessions-dir", dir, "sessions", "--json"])
+        const listed: Array<{ turn_count: number; status: string }> = JSON.parse(sessions.stdout)
+        assert.strictEqual(listed.length, 3)
+        for (const s of listed) assert.strictEqual(s.status, "completed")
+        assert.deepStrictEqual(listed.map((s) => s.turn_count).sort(), [1, 2, 4])
+        const policy = ["--max-sessions", "0", "--max-age-days", "1"]
+        const kept = yield* logbook(["--sessions-dir", dir, "retention", "run", ...policy])
+        assert.strictEqual(kept.exitCode, 0, kept.stderr)
+        assert.include(kept.stdout, "Removed nothing.")
+        assert.strictEqual(fs.readdirSync(dir).filter((n) => !n.startsWith(".")).length, 3)
+        const asked = yield* logbook(["--sessions-dir", dir, "retention", "run", ...policy, "--include-imported"])
+        assert.strictEqual(asked.exitCode, 0, asked.stderr)
+        assert.include(asked.stdout, "Removed 3 session(s)")
       }),
     120_000
   )
