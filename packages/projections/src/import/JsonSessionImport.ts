@@ -11,7 +11,7 @@ import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport } from "./ImportReport.ts"
 import type { SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
-import { mappers } from "./internal/formatRegistry.ts"
+import { mappers, withPathParent } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
 import { isMessageEvent } from "./JsonlImport.ts"
@@ -86,8 +86,9 @@ export const importJsonSession = (
     const { header, messages } = session
     const found = session.format
     const mapper = mappers[found]
-    const identity = mapper.identify(header)
-    if (identity === undefined) return notSession
+    const named = mapper.identify(header)
+    if (named === undefined) return notSession
+    const identity = withPathParent(named, found, path)
     const prepared = yield* prepare(sessionsDir, identity, found, mapper)
     const base: SourceReport = {
       ...emptyReport(path, "unchanged", "", found),

@@ -13,7 +13,7 @@ import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
 import type { SkippedLine, SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
-import { derivedExecIdentity, identityFromName, mapperOf } from "./internal/formatRegistry.ts"
+import { derivedExecIdentity, identityFromName, mapperOf, withPathParent } from "./internal/formatRegistry.ts"
 import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import type { Refusal } from "./internal/importAdmission.ts"
@@ -101,6 +101,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (identity === undefined) {
       return (stop = { status: "failed", reason: "no session id found in its first records or its name" })
     }
+    identity = withPathParent(identity, found, input.name)
     const prepared = yield* prepare(sessionsDir, identity, found, mapper)
     paths = prepared.paths
     if ("refusal" in prepared) return (stop = prepared.refusal)

@@ -276,6 +276,33 @@ describe("Gemini CLI JSONL", () => {
     }))
 })
 
+describe("Gemini CLI subagents", () => {
+  it.effect("a session in chats/<parent id>/ is its own session naming gemini-<parent id> as its parent", () =>
+    Effect.gen(function*() {
+      const home = yield* tempDir("import-gemini")
+      const parentId = "7c2e9d14-5a6b-4f3c-8d2e-1f0a9b8c7d6e"
+      const chats = path.join(home, "tmp", "a1b2c3", "chats")
+      fs.mkdirSync(path.join(chats, parentId), { recursive: true })
+      const text = fs.readFileSync(fixture("gemini-jsonl__"), "utf8")
+      fs.writeFileSync(path.join(chats, "session-2026-09-16T09-00-7c2e9d14.jsonl"), text)
+      // The subagent: the same shape under its own session id (hand-made from the fixture).
+      fs.writeFileSync(path.join(chats, parentId, "sub-1.jsonl"), text.replaceAll(parentId, "0a0b0c0d-sub1"))
+      const sessions = yield* tempDir("import-2026")
+      yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+      const report = yield* run(sessions, "gemini", [home])
+      assert.strictEqual(report.sessions_created, 2, JSON.stringify(report.sources))
+      const sub = report.sources.find((s) => s.path.endsWith("sub-1.jsonl"))
+      assert.strictEqual(sub?.session, "gemini-0a0b0c0d-sub1")
+      assert.strictEqual(sub?.parent_session, `gemini-${parentId}`)
+      const main = report.sources.find((s) => !s.path.endsWith("sub-1.jsonl"))
+      assert.strictEqual(main?.parent_session, undefined)
+      const contexts = eventsOf(sessions, "gemini-0a0b0c0d-sub1").flatMap((e) =>
+        e.type === "turn.started" ? [e.context?.parent_actor_id] : []
+      )
+      assert.deepStrictEqual(contexts, [`gemini-${parentId}`, `gemini-${parentId}`, `gemini-${parentId}`])
+    }))
+})
+
 describe("Half then whole on the 2026 fixtures", () => {
   for (const prefix of ["codex-legacy__", "codex-0.147__", "gemini-jsonl__", "exec-cut-at-front__"]) {
     it.effect(

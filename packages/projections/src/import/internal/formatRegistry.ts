@@ -86,6 +86,19 @@ export const identityFromName = (name: string, format: ImportFormat): ImportIden
 }
 
 /**
+ * A Gemini CLI subagent session lives in `chats/<parent session id>/` beside the parent's
+ * `chats/session-*.jsonl`: its identity names `gemini-<parent session id>` as its parent. Any
+ * other identity is returned as it is.
+ */
+export const withPathParent = (identity: ImportIdentity, format: ImportFormat, name: string): ImportIdentity => {
+  if (format !== "gemini" || identity.parentSessionId !== undefined) return identity
+  const dir = NodePath.dirname(name)
+  if (NodePath.basename(dir) === "chats" || NodePath.basename(NodePath.dirname(dir)) !== "chats") return identity
+  const parent = `gemini-${NodePath.basename(dir)}`
+  return parent === identity.sessionId ? identity : { ...identity, parentSessionId: parent }
+}
+
+/**
  * The identity of `codex exec --json` output that does not begin with `thread.started` (a stream
  * cut at the front, or an error before the thread started): `codex-exec-<digest>`, the digest of
  * the source's name and its first record line, so re-importing the same source (or the same
