@@ -5,14 +5,16 @@
  * ThreadEvents by domain's pure mappers, and written through the store's EventLog — one session
  * per source thread. Imports are idempotent and incremental: `derived/import.json` records how many bytes of
  * the source were consumed and their SHA-256, so an unchanged source writes nothing, a grown one
- * only its new records, and one whose consumed prefix changed is refused.
+ * only its new records, and one whose consumed prefix changed is refused. A source not modified
+ * for the idle window (10 minutes) is finished: its last turn is closed with its usage and the
+ * session completed. Sessions carry the source's times (`internal/sourceClock.ts`).
  *
  * The importer is the one writer in projections (every other projection only reads): it appends
  * through the store's `EventLog`, saves `derived/import.json` and derives the memory view. This
  * module runs an import; the pieces are `internal/importSources.ts` (discovery),
  * `internal/formatRegistry.ts` (the mappers per format), `internal/importAdmission.ts` (may this
- * source be imported now), `JsonlImport.ts` (the line pipeline), `JsonSessionImport.ts` (Gemini's
- * whole-file JSON) and `ImportReport.ts`.
+ * source be imported now), `JsonlImport.ts` (the line pipeline), `JsonSessionImport.ts` (whole-file
+ * JSON: Gemini's and the legacy Codex array) and `ImportReport.ts` (the coverage report).
  *
  * **Gotchas**: directories are walked without following links, and a link given as a path is
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
@@ -39,8 +41,9 @@ export interface ImportOptions {
   /** Called after each source with how many sources are done, of how many, and the last one. */
   readonly onProgress?: ((done: number, total: number, path: string) => void) | undefined
   /**
-   * File signatures (size and mtime) from an earlier pass of this process, updated by this one: a
-   * file whose signature did not change is reported unchanged without being read (`--watch`).
+   * File signatures (size, mtime, and whether it was idle) from an earlier pass of this process,
+   * updated by this one: a file whose signature did not change is reported unchanged without being
+   * read (`--watch`); one that went idle since is read once more, so it is finished.
    */
   readonly signatures?: Map<string, string> | undefined
   /**
@@ -88,8 +91,11 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
   const fs = yield* SessionFs
   for (const candidate of candidates) {
     const info = options.signatures === undefined ? Option.none() : yield* Effect.option(fs.lstat(candidate.path))
+    // A file that went idle since the last pass must be read once more, to be finished.
+    const idle = options.idleWindowMs ?? DEFAULT_IDLE_WINDOW_MS
+    const now = yield* Clock.currentTimeMillis
     const signature = Option.isSome(info) && Option.isSome(info.value)
-      ? fileSignature(info.value.value)
+      ? `${fileSignature(info.value.value)}|${now - info.value.value.mtimeMs >= idle ? "idle" : "live"}`
       : undefined
     const known = signature !== undefined && options.signatures?.get(candidate.path) === signature
     const report = candidate.problem !== undefined

@@ -254,6 +254,27 @@ describe("A live source that goes idle", () => {
     }))
 })
 
+describe("Watching a source that goes idle", () => {
+  it.effect("an unchanged file is skipped by its signature while live, and read once more when it goes idle", () =>
+    Effect.gen(function*() {
+      const file = filesIn("claude-code").find((f) => f.includes("tiny")) ?? ""
+      const dir = yield* tempDir("import-watch")
+      const signatures = new Map<string, string>()
+      const pass = () =>
+        importSessions({ sessionsDir: dir, format: "claude", paths: [file], signatures }).pipe(
+          Effect.provide(storeLayer)
+        )
+      yield* TestClock.setTime(fs.statSync(file).mtimeMs + 1000)
+      assert.strictEqual((yield* pass()).sessions_created, 1)
+      assert.strictEqual((yield* pass()).sessions_unchanged, 1)
+      yield* idleAfter(file)
+      const idle = yield* pass()
+      assert.strictEqual(idle.sessions_updated, 1)
+      assert.strictEqual(manifestOf(dir, idle.sources[0]?.session ?? "")["status"], "completed")
+      assert.strictEqual((yield* pass()).sessions_unchanged, 1)
+    }))
+})
+
 describe("Imported history is an archive", () => {
   const retentionLayer = Layer.provideMerge(Retention.layer, storeLayer)
   const DAY = 86_400_000
