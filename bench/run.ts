@@ -28,6 +28,7 @@ import { runP6 } from "./p6-search.ts"
 import { runP7 } from "./p7-pack.ts"
 import { runP8 } from "./p8-cli.ts"
 import { runP9 } from "./p9-import.ts"
+import { runP9b } from "./p9b-import-all.ts"
 
 const args = process.argv.slice(2)
 const quick = args.includes("--quick")
@@ -49,6 +50,7 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P7", runP7],
   ["P6", runP6],
   ["P9", runP9],
+  ["P9b", runP9b],
   ["P10", runP10],
   ["P1b", runP1b],
   ["P8", runP8],

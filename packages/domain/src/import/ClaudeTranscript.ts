@@ -3,6 +3,9 @@
  * `subagents/agent-*.jsonl`) to ThreadEvents (docs/import.md#claude-code-transcripts): one reducer
  * step per parsed record, persisted between incremental imports.
  *
+ * Records with `isSidechain` in a main transcript (older versions wrote a subagent's records
+ * there) are counted, not mapped: a subagent is its own session, from its own file.
+ *
  * **Gotchas**: one API response is split over several lines (one content block each) that repeat
  * its `usage`; usage is kept per `message.id`, the last line's value winning, so each response is
  * counted once. A prompt is a `user` record with text that is not meta, not a tool result, not a
@@ -13,7 +16,7 @@ import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { claudeBashOutcome, claudeInputDiff, claudeResultDiff } from "./internal/claudeTools.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
@@ -352,6 +355,10 @@ export const stepClaudeTranscript = (state: ClaudeTranscriptState, record: unkno
   const ts = str(record, "timestamp") ?? ""
   const s: ClaudeTranscriptState = { ...state, cursor: seen(state.cursor, ts) }
   const type = str(record, "type")
+  // Older versions wrote a subagent's records into the main transcript: they are not its turns.
+  if (field(record, "isSidechain") === true && s.cursor.identity.parentSessionId === undefined) {
+    return skip(s, `sidechain ${type ?? "record"} in the main transcript (a subagent's)`)
+  }
   switch (type) {
     case "user":
       return onUser(s, record, ts)
@@ -369,7 +376,9 @@ export const claudeTranscriptMapper: ImportMapper<ClaudeTranscriptState> = {
   format: "claude",
   state: ClaudeTranscriptState,
   identify: claudeTranscriptIdentity,
+  version: (record) => str(record, "version"),
   initial: (identity) => ({ cursor: initialCursor(identity), messageUsage: {}, pending: {} }),
   step: stepClaudeTranscript,
-  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage)
+  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage),
+  ...finishingOf<ClaudeTranscriptState>()
 }

@@ -13,7 +13,7 @@ import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { FileUpdateChange } from "../contract/ThreadItem.ts"
 import { zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, exitCodeOf, field, isRecord, obj, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
 import { closeTurn, failTurn, itemEvent, openTurn, startThread } from "./internal/importTurns.ts"
@@ -176,5 +176,6 @@ export const codexExecMapper: ImportMapper<CodexExecState> = {
   identify: codexExecIdentity,
   initial: (identity) => ({ cursor: initialCursor(identity) }),
   step: stepCodexExec,
-  openUsage: () => zeroUsage
+  openUsage: () => zeroUsage,
+  ...finishingOf<CodexExecState>()
 }

@@ -15,7 +15,8 @@ import type { FileUpdateChange } from "../contract/ThreadItem.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
 import type { ImportCursor, ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { isLegacyCodexHeader } from "./internal/codexLegacy.ts"
 import { arr, counter, exitCodeOf, field, isRecord, num, obj, parseJsonValue, str } from "./internal/foreignJson.ts"
 import { closeTurn, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 import { applyPatchDiff, diffFields, labelVerification } from "./internal/toolEvidence.ts"
@@ -36,7 +37,16 @@ export const CodexRolloutState = Schema.Struct({
   metaSeen: Schema.Boolean,
   nextTurnId: Schema.String,
   total: UsageTotalsSchema,
-  pending: Schema.Record(Schema.String, PendingCall)
+  pending: Schema.Record(Schema.String, PendingCall),
+  /** A legacy rollout (a bare `{id, timestamp, instructions}` header, then bare response items). */
+  legacy: Schema.optionalKey(Schema.Boolean),
+  /**
+   * Which record kind carries the prompts (`user_message` until 0.146, `item_completed`
+   * `UserMessage` from 0.147) and which the assistant texts (`response_item` or `item_completed`
+   * `AgentMessage`): the first seen wins, so a version writing both counts each once.
+   */
+  promptsVia: Schema.optionalKey(Schema.String),
+  textsVia: Schema.optionalKey(Schema.String)
 })
 
 /** The reducer state of a Codex rollout import. */
@@ -50,6 +60,10 @@ export const codexSessionId = (threadId: string): string => `codex-${threadId}`
  * subagent thread the parent `codex-<parent id>`. Undefined for any other record.
  */
 export const codexRolloutIdentity = (record: unknown): ImportIdentity | undefined => {
+  if (isLegacyCodexHeader(record)) {
+    const id = str(record, "id") ?? ""
+    return { sessionId: codexSessionId(id), threadId: id }
+  }
   if (str(record, "type") !== "session_meta") return undefined
   const payload = obj(record, "payload")
   const id = str(payload, "id")
@@ -62,6 +76,23 @@ export const codexRolloutIdentity = (record: unknown): ImportIdentity | undefine
     ...(parent === undefined || parent.length === 0 ? {} : { parentSessionId: codexSessionId(parent) })
   }
 }
+
+export { isLegacyCodexHeader } from "./internal/codexLegacy.ts"
+
+/** The response item types a legacy rollout writes bare (no envelope). */
+const LEGACY_ITEMS: ReadonlySet<string> = new Set([
+  "message",
+  "reasoning",
+  "function_call",
+  "function_call_output",
+  "custom_tool_call",
+  "custom_tool_call_output",
+  "local_shell_call",
+  "web_search_call"
+])
+
+/** Injected context a legacy rollout writes as user messages (the prompt is the other user text). */
+const INJECTED = /^\s*(<environment_context>|<user_instructions>|<permissions instructions>|# AGENTS\.md)/u
 
 /** Function-call names that run a shell command. */
 export const CODEX_SHELL_TOOLS: ReadonlySet<string> = new Set([
@@ -140,12 +171,12 @@ const minus = (a: UsageTotals, b: UsageTotals): UsageTotals => ({
   output_tokens: Math.max(0, a.output_tokens - b.output_tokens)
 })
 
-const textOf = (content: unknown, kind: string): string => {
+const textOf = (content: unknown, ...kinds: ReadonlyArray<string>): string => {
   if (!Array.isArray(content)) return ""
   const parts: Array<string> = []
   for (const part of content) {
     const text = str(part, "text")
-    if (str(part, "type") === kind && text !== undefined) parts.push(text)
+    if (kinds.includes(str(part, "type") ?? "") && text !== undefined) parts.push(text)
   }
   return parts.join("\n")
 }
@@ -294,18 +325,35 @@ const onResponseItem = (state: CodexRolloutState, payload: unknown, ts: string):
   const type = str(payload, "type")
   switch (type) {
     case "message": {
+      if (state.legacy === true && str(payload, "role") === "user") {
+        // A legacy rollout has no user_message event: the prompt is the user text that is not injected context.
+        const prompt = textOf(arr(payload, "content"), "input_text", "text")
+        if (prompt.trim().length === 0 || INJECTED.test(prompt)) {
+          return skip(state, "message (user): injected context (legacy)")
+        }
+        const opened = openTurn(state.cursor, prompt, ts)
+        return { state: { ...state, cursor: opened.cursor }, events: opened.events }
+      }
       if (str(payload, "role") !== "assistant") {
         return skip(
           state,
           `response_item/message (${str(payload, "role") ?? "?"}): context, the prompt comes from user_message`
         )
       }
-      const text = textOf(arr(payload, "content"), "output_text")
+      if (state.textsVia === "item_completed") {
+        return skip(state, "response_item/message: duplicates item_completed AgentMessage")
+      }
+      const text = textOf(arr(payload, "content"), "output_text", ...(state.legacy === true ? ["text"] : []))
       if (text.length === 0) return skip(state, "response_item/message: empty assistant message")
-      return emitItem(state, (c, id) => [itemEvent("item.completed", c, id, ts, { type: "agent_message", text })])
+      return emitItem(
+        { ...state, textsVia: "response_item" },
+        (c, id) => [itemEvent("item.completed", c, id, ts, { type: "agent_message", text })]
+      )
     }
     case "reasoning": {
-      const text = textOf(arr(payload, "summary"), "summary_text")
+      // Summaries (all versions); 0.139 may carry the raw reasoning as `content` reasoning_text parts.
+      const text = textOf(arr(payload, "summary"), "summary_text") ||
+        textOf(arr(payload, "content"), "reasoning_text")
       if (text.length === 0) return skip(state, "response_item/reasoning: no summary (encrypted only)")
       return emitItem(state, (c, id) => [itemEvent("item.completed", c, id, ts, { type: "reasoning", text })])
     }
@@ -337,10 +385,18 @@ const onEventMsg = (state: CodexRolloutState, payload: unknown, ts: string): Map
   const type = str(payload, "type")
   switch (type) {
     case "user_message": {
+      if (state.promptsVia === "item_completed") {
+        return skip(state, "event_msg/user_message: duplicates item_completed UserMessage")
+      }
       const message = str(payload, "message") ?? ""
       const opened = openTurn(state.cursor, message, ts, state.nextTurnId)
-      return { state: { ...state, cursor: opened.cursor, nextTurnId: "" }, events: opened.events }
+      return {
+        state: { ...state, cursor: opened.cursor, nextTurnId: "", promptsVia: "user_message" },
+        events: opened.events
+      }
     }
+    case "item_completed":
+      return onItemCompleted(state, obj(payload, "item"), ts)
     case "task_started": {
       const turnId = str(payload, "turn_id") ?? ""
       return {
@@ -395,6 +451,35 @@ const onEventMsg = (state: CodexRolloutState, payload: unknown, ts: string): Map
   }
 }
 
+/**
+ * Codex ≥ 0.147 `event_msg/item_completed`: a `UserMessage` is the prompt, an `AgentMessage` the
+ * assistant text (each unless the older record kind already carries them, see `promptsVia`);
+ * other items duplicate response items and are counted by their type.
+ */
+const onItemCompleted = (state: CodexRolloutState, item: unknown, ts: string): MapStep<CodexRolloutState> => {
+  const kind = str(item, "type") ?? "?"
+  const text = textOf(arr(item, "content"), "text", "Text", "input_text", "output_text")
+  if (kind === "UserMessage") {
+    if (state.promptsVia === "user_message") return skip(state, "item_completed/UserMessage: duplicates user_message")
+    const opened = openTurn(state.cursor, text, ts, state.nextTurnId)
+    return {
+      state: { ...state, cursor: opened.cursor, nextTurnId: "", promptsVia: "item_completed" },
+      events: opened.events
+    }
+  }
+  if (kind === "AgentMessage") {
+    if (state.textsVia === "response_item") {
+      return skip(state, "item_completed/AgentMessage: duplicates a response_item")
+    }
+    if (text.length === 0) return skip(state, "item_completed/AgentMessage: empty")
+    return emitItem(
+      { ...state, textsVia: "item_completed" },
+      (c, id) => [itemEvent("item.completed", c, id, ts, { type: "agent_message", text })]
+    )
+  }
+  return skip(state, `item_completed/${kind}: duplicates a response_item`)
+}
+
 const onCompacted = (state: CodexRolloutState, payload: unknown): MapStep<CodexRolloutState> => {
   const history = arr(payload, "replacement_history") ?? []
   const remote = history.some((item) => str(item, "type") === "compaction")
@@ -416,6 +501,14 @@ export const stepCodexRollout = (state: CodexRolloutState, record: unknown): Map
   const s = { ...state, cursor: seen(state.cursor, ts) }
   const type = str(record, "type")
   const payload = obj(record, "payload")
+  if (isLegacyCodexHeader(record)) {
+    if (s.metaSeen) return skip(s, "legacy header: repeated")
+    return withCursor({ ...s, metaSeen: true, legacy: true }, startThread(s.cursor))
+  }
+  if (str(record, "record_type") === "state") return skip(s, "legacy state marker")
+  if (s.legacy === true && type !== undefined && LEGACY_ITEMS.has(type) && payload === undefined) {
+    return onResponseItem(s, record, ts)
+  }
   switch (type) {
     case "session_meta": {
       if (s.metaSeen) return skip(s, "session_meta: repeated (a fork copies its parent's)")
@@ -439,6 +532,7 @@ export const codexRolloutMapper: ImportMapper<CodexRolloutState> = {
   format: "codex",
   state: CodexRolloutState,
   identify: codexRolloutIdentity,
+  version: (record) => str(obj(record, "payload"), "cli_version"),
   initial: (identity) => ({
     cursor: initialCursor(identity),
     metaSeen: false,
@@ -447,5 +541,6 @@ export const codexRolloutMapper: ImportMapper<CodexRolloutState> = {
     pending: {}
   }),
   step: stepCodexRollout,
-  openUsage: (state) => state.cursor.open ? state.cursor.usage : zeroUsage
+  openUsage: (state) => state.cursor.open ? state.cursor.usage : zeroUsage,
+  ...finishingOf<CodexRolloutState>()
 }

@@ -4,6 +4,12 @@
  * `$set` patches) to ThreadEvents (docs/import.md#gemini-cli-sessions). The importer feeds the
  * header and then each message as one record, whichever form the file has.
  *
+ * The JSONL form appends a message again, whole, under the same id as it changes (tool results
+ * arriving): only the items it did not have before are written. A `$set` whose `messages` is a
+ * checkpoint feeds its messages through the same rule (those already seen write nothing new). A
+ * `{"$rewindTo": id}` drops messages from the conversation in Gemini CLI; the log is append-only,
+ * so what was written stays and the open turn ends as `turn.failed` saying it was rewound.
+ *
  * **Gotchas**: a message's `tokens` are counted once per message id (the JSONL form may repeat a
  * message when it is updated); the last value wins.
  */
@@ -12,17 +18,19 @@ import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
-import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
+import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import { geminiChangeKind, geminiFileDiff, geminiShellOutcome } from "./internal/geminiTools.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 import { labelVerification } from "./internal/toolEvidence.ts"
 
 /** The reducer state of a Gemini CLI session import. */
 export const GeminiSessionState = Schema.Struct({
   cursor: ImportCursorSchema,
-  messageUsage: Schema.Record(Schema.String, UsageTotalsSchema)
+  messageUsage: Schema.Record(Schema.String, UsageTotalsSchema),
+  /** Items already written per message id (the JSONL form appends a message again as it changes). */
+  emitted: Schema.optionalKey(Schema.Record(Schema.String, Schema.Int))
 })
 
 /** The reducer state of a Gemini CLI session import. */
@@ -141,11 +149,15 @@ const onGemini = (state: GeminiSessionState, record: unknown, ts: string): MapSt
   if (text.length > 0) bodies.push({ type: "agent_message", text })
   for (const call of arr(record, "toolCalls") ?? []) bodies.push(...toolItems(call))
   if (bodies.length === 0) return { ...skip(s, "gemini message: no text, thoughts or tool calls (usage counted)") }
+  const before = id.length > 0 ? s.emitted?.[id] ?? 0 : 0
+  const fresh = bodies.slice(before)
+  if (fresh.length === 0) return skip(s, "gemini message: repeated (an update with nothing new)")
+  if (id.length > 0) s = { ...s, emitted: { ...s.emitted, [id]: bodies.length } }
   const started = startThread(s.cursor)
   let cursor = started.cursor
   const events: Array<ThreadEvent> = [...started.events]
   let lastInvocation = ""
-  for (const body of bodies) {
+  for (const body of fresh) {
     const n = nextItemId(cursor)
     cursor = n.cursor
     const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
@@ -166,9 +178,33 @@ export const stepGeminiSession = (state: GeminiSessionState, record: unknown): M
   const type = str(record, "type")
   if (type === "user") {
     const text = textOf(field(record, "content"))
+    const id = str(record, "id") ?? ""
+    if (id.length > 0 && s.emitted?.[id] !== undefined) return skip(s, "user message: repeated (an update)")
     if (text.trim().length === 0) return skip(s, "user message: empty")
     const opened = openTurn(s.cursor, text, ts)
-    return { state: { ...s, cursor: opened.cursor, messageUsage: {} }, events: opened.events }
+    const emitted = id.length > 0 ? { emitted: { ...s.emitted, [id]: 1 } } : {}
+    return { state: { ...s, ...emitted, cursor: opened.cursor, messageUsage: {} }, events: opened.events }
+  }
+  const rewind = field(record, "$rewindTo")
+  if (typeof rewind === "string") {
+    const failed = failTurn(
+      s.cursor,
+      `rewound in Gemini CLI to message ${rewind}: what follows it was dropped from the conversation`
+    )
+    return failed.events.length === 0
+      ? skip(s, "$rewindTo: no open turn")
+      : { state: { ...s, cursor: failed.cursor, messageUsage: {} }, events: failed.events }
+  }
+  const checkpoint = arr(obj(record, "$set"), "messages")
+  if (checkpoint !== undefined) {
+    let next = s
+    const events: Array<ThreadEvent> = []
+    for (const message of checkpoint) {
+      const step = stepGeminiSession(next, message)
+      next = step.state
+      events.push(...step.events)
+    }
+    return events.length === 0 ? skip(next, "$set: messages checkpoint (nothing new)") : { state: next, events }
   }
   if (type === "gemini") return onGemini(s, record, ts)
   if (type === "error") {
@@ -193,5 +229,6 @@ export const geminiSessionMapper: ImportMapper<GeminiSessionState> = {
   identify: geminiSessionIdentity,
   initial: (identity) => ({ cursor: initialCursor(identity), messageUsage: {} }),
   step: stepGeminiSession,
-  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage)
+  openUsage: (state) => (state.cursor.open ? state.cursor.usage : zeroUsage),
+  ...finishingOf<GeminiSessionState>()
 }

@@ -6,6 +6,7 @@
 import type { ImportFormat, UsageTotals } from "@logbook/domain"
 import { zeroUsage } from "@logbook/domain"
 import { bump } from "./internal/counts.ts"
+import { COMPANION } from "./internal/importSources.ts"
 
 /** What happened to one source. */
 export type SourceStatus = "created" | "updated" | "unchanged" | "failed" | "refused" | "ignored"
@@ -26,8 +27,12 @@ export interface SourceReport {
   readonly reason: string | undefined
   readonly events_written: number
   readonly records_read: number
-  /** Records read but mapped to nothing, by reason (duplicates, settings, unknown types…). */
+  /** Records that produced at least one event (`records_read` minus the skipped ones). */
+  readonly records_mapped: number
+  /** Records read but mapped to nothing, by reason (duplicates, settings, unknown types by type…). */
   readonly records_skipped: Readonly<Record<string, number>>
+  /** The version of the writing tool the records name (Codex `cli_version`, Claude Code `version`), if any. */
+  readonly format_version: string | undefined
   /** Lines that held no record (not JSON…), at most {@link MAX_LINES_LISTED} of them listed. */
   readonly lines_skipped: ReadonlyArray<SkippedLine>
   readonly lines_skipped_count: number
@@ -41,6 +46,10 @@ export interface SourceReport {
   readonly open_turn_usage: UsageTotals
   /** What became of the session's memory view after this import (absent when nothing was written). */
   readonly memory?: MemoryOutcome
+  /** Problems worth a look that did not stop the import (a source that yields no message, naming the file). */
+  readonly warnings: ReadonlyArray<string>
+  /** Mapped and counted only: nothing was written (`--dry-run`). */
+  readonly dry_run: boolean
 }
 
 /**
@@ -60,6 +69,12 @@ export interface ImportReport {
   readonly records_read: number
   readonly records_skipped: Readonly<Record<string, number>>
   readonly lines_skipped: number
+  /**
+   * Sources that gave nothing: not of a known format, nothing that maps to an event, or no message
+   * at all. `logbook import` exits 1 when there is any (unless `--allow-empty`).
+   */
+  readonly sources_empty: number
+  readonly warnings: ReadonlyArray<string>
   readonly sources: ReadonlyArray<SourceReport>
 }
 
@@ -84,14 +99,23 @@ export const emptyReport = (
   reason,
   events_written: 0,
   records_read: 0,
+  records_mapped: 0,
   records_skipped: {},
+  format_version: undefined,
   lines_skipped: [],
   lines_skipped_count: 0,
   lines_split: 0,
   lines_with_invalid_utf8: 0,
   pending_tail_bytes: 0,
-  open_turn_usage: zeroUsage
+  open_turn_usage: zeroUsage,
+  warnings: [],
+  dry_run: false
 })
+
+/** Whether a source gave nothing: ignored (unknown format, nothing to map) or written without any message. */
+export const isEmptySource = (s: SourceReport): boolean =>
+  (s.status === "ignored" && s.reason?.startsWith(COMPANION) !== true) ||
+  (s.status === "created" && s.warnings.length > 0)
 
 /** Totals over the per-source reports. */
 export const summarise = (sources: ReadonlyArray<SourceReport>): ImportReport => {
@@ -109,6 +133,8 @@ export const summarise = (sources: ReadonlyArray<SourceReport>): ImportReport =>
     records_read: sources.reduce((n, s) => n + s.records_read, 0),
     records_skipped: skipped,
     lines_skipped: sources.reduce((n, s) => n + s.lines_skipped_count, 0),
+    sources_empty: sources.filter(isEmptySource).length,
+    warnings: sources.flatMap((s) => s.warnings),
     sources
   }
 }

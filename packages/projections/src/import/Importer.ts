@@ -5,21 +5,24 @@
  * ThreadEvents by domain's pure mappers, and written through the store's EventLog — one session
  * per source thread. Imports are idempotent and incremental: `derived/import.json` records how many bytes of
  * the source were consumed and their SHA-256, so an unchanged source writes nothing, a grown one
- * only its new records, and one whose consumed prefix changed is refused.
+ * only its new records, and one whose consumed prefix changed is refused. A source not modified
+ * for the idle window (10 minutes) is finished: its last turn is closed with its usage and the
+ * session completed. Sessions carry the source's times (`internal/sourceClock.ts`).
  *
  * The importer is the one writer in projections (every other projection only reads): it appends
  * through the store's `EventLog`, saves `derived/import.json` and derives the memory view. This
  * module runs an import; the pieces are `internal/importSources.ts` (discovery),
  * `internal/formatRegistry.ts` (the mappers per format), `internal/importAdmission.ts` (may this
- * source be imported now), `JsonlImport.ts` (the line pipeline), `JsonSessionImport.ts` (Gemini's
- * whole-file JSON) and `ImportReport.ts`.
+ * source be imported now), `JsonlImport.ts` (the line pipeline), `JsonSessionImport.ts` (whole-file
+ * JSON: Gemini's and the legacy Codex array) and `ImportReport.ts` (the coverage report).
  *
  * **Gotchas**: directories are walked without following links, and a link given as a path is
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
  */
 import type { ImportFormat } from "@logbook/domain"
+import { formatRfc3339 } from "@logbook/domain"
 import { fileSignature, SessionFs } from "@logbook/store"
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { deriveSessionMemory } from "../memory/MemoryDerivation.ts"
 import { emptyReport, summarise } from "./ImportReport.ts"
 import type { MemoryOutcome, SourceReport } from "./ImportReport.ts"
@@ -38,22 +41,46 @@ export interface ImportOptions {
   /** Called after each source with how many sources are done, of how many, and the last one. */
   readonly onProgress?: ((done: number, total: number, path: string) => void) | undefined
   /**
-   * File signatures (size and mtime) from an earlier pass of this process, updated by this one: a
-   * file whose signature did not change is reported unchanged without being read (`--watch`).
+   * File signatures (size, mtime, and whether it was idle) from an earlier pass of this process,
+   * updated by this one: a file whose signature did not change is reported unchanged without being
+   * read (`--watch`); one that went idle since is read once more, so it is finished.
    */
   readonly signatures?: Map<string, string> | undefined
+  /**
+   * A source not modified for this long is finished: its last turn is closed with its usage and
+   * the session completed (default {@link DEFAULT_IDLE_WINDOW_MS}; 0 finishes every source now).
+   */
+  readonly idleWindowMs?: number | undefined
+  /** Map and report every source, write nothing (`logbook import --dry-run`). */
+  readonly dryRun?: boolean | undefined
 }
 
-/** Imports one source file (see the module comment). */
-export const importSource = (sessionsDir: string, path: string, format: ImportFormat | "auto") =>
+/** How long a source must stay unmodified to count as finished: 10 minutes (docs/import.md#finished-sources). */
+export const DEFAULT_IDLE_WINDOW_MS = 10 * 60 * 1000
+
+/**
+ * Imports one source file (see the module comment). It is finished when its modification time is
+ * at least `idleWindowMs` before now (the Clock's).
+ */
+export const importSource = (
+  sessionsDir: string,
+  path: string,
+  format: ImportFormat | "auto",
+  idleWindowMs: number = DEFAULT_IDLE_WINDOW_MS,
+  dryRun = false
+) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const info = yield* fs.lstat(path)
     if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
-    if (path.endsWith(".json") && (format === "gemini" || format === "auto")) {
-      return yield* importJsonSession(sessionsDir, path, format, info.value.size)
+    const finished = (yield* Clock.currentTimeMillis) - info.value.mtimeMs >= idleWindowMs
+    if (path.endsWith(".json") && (format === "gemini" || format === "codex" || format === "auto")) {
+      return yield* importJsonSession(sessionsDir, path, format, info.value.size, finished, dryRun)
     }
-    return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path) }, format)
+    const modifiedAt = formatRfc3339(info.value.mtimeMs)
+    return yield* importInput(sessionsDir, { name: path, bytes: fs.stream(path), finished, modifiedAt }, format, {
+      dryRun
+    })
   })
 
 /** Imports every source below `options.paths`; one failing source never stops the others. */
@@ -64,15 +91,24 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
   const fs = yield* SessionFs
   for (const candidate of candidates) {
     const info = options.signatures === undefined ? Option.none() : yield* Effect.option(fs.lstat(candidate.path))
+    // A file that went idle since the last pass must be read once more, to be finished.
+    const idle = options.idleWindowMs ?? DEFAULT_IDLE_WINDOW_MS
+    const now = yield* Clock.currentTimeMillis
     const signature = Option.isSome(info) && Option.isSome(info.value)
-      ? fileSignature(info.value.value)
+      ? `${fileSignature(info.value.value)}|${now - info.value.value.mtimeMs >= idle ? "idle" : "live"}`
       : undefined
     const known = signature !== undefined && options.signatures?.get(candidate.path) === signature
     const report = candidate.problem !== undefined
       ? emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
       : known
       ? emptyReport(candidate.path, "unchanged", "")
-      : yield* importSource(options.sessionsDir, candidate.path, options.format).pipe(
+      : yield* importSource(
+        options.sessionsDir,
+        candidate.path,
+        options.format,
+        options.idleWindowMs,
+        options.dryRun === true
+      ).pipe(
         Effect.flatMap((imported) => deriveImportedMemory(options.sessionsDir, imported)),
         Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message))),
         // A defect (a bug, or a stack a hostile file exhausted) fails this source only.
@@ -100,7 +136,9 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
  */
 export const deriveImportedMemory = Effect.fn("Importer.deriveImportedMemory")(
   function*(sessionsDir: string, report: SourceReport) {
-    if ((report.status !== "created" && report.status !== "updated") || report.session === undefined) return report
+    if (
+      (report.status !== "created" && report.status !== "updated") || report.session === undefined || report.dry_run
+    ) return report
     const memory = yield* deriveSessionMemory(sessionsDir, report.session).pipe(
       Effect.map((r): MemoryOutcome => r.keptHostView ? "host view kept" : r.written ? "written" : "unchanged"),
       Effect.catch((error) => Effect.succeed<MemoryOutcome>(`not derived: ${error.message}`))

@@ -3,7 +3,7 @@
  * grows): progress is counted in messages and a file whose earlier messages changed is refused.
  */
 import type { ImportFormat, ThreadEvent } from "@logbook/domain"
-import { geminiSessionMapper } from "@logbook/domain"
+import { geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
 import { EventLog, saveImportState, SessionFs } from "@logbook/store"
 import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
@@ -11,8 +11,36 @@ import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport } from "./ImportReport.ts"
 import type { SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
-import { mappers } from "./internal/formatRegistry.ts"
+import { mappers, withPathParent } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
+import { atSourceTime } from "./internal/sourceClock.ts"
+import { isMessageEvent } from "./JsonlImport.ts"
+
+/**
+ * The forms of a whole-file JSON session: a Gemini CLI `{sessionId, projectHash, …, messages}`;
+ * a legacy Codex rollout saved as one array `[{id, timestamp, instructions}, …items]` or as
+ * `{session: {id, timestamp, instructions}, items}`. The header is mapped first, then each item.
+ */
+const jsonSessionOf = (
+  value: unknown
+): { format: "gemini" | "codex"; header: unknown; messages: ReadonlyArray<unknown> } | undefined => {
+  if (Array.isArray(value)) {
+    const [first, ...items] = value
+    return isLegacyCodexHeader(first) ? { format: "codex", header: first, messages: items } : undefined
+  }
+  if (!Predicate.isReadonlyObject(value)) return undefined
+  const { messages, ...header } = value
+  if (Array.isArray(messages) && geminiSessionMapper.identify(header) !== undefined) {
+    return { format: "gemini", header, messages }
+  }
+  const session = value["session"]
+  const items = value["items"]
+  if (Predicate.isReadonlyObject(session) && Array.isArray(items)) {
+    const legacy = { instructions: null, ...session }
+    return isLegacyCodexHeader(legacy) ? { format: "codex", header: legacy, messages: items } : undefined
+  }
+  return undefined
+}
 
 /** How many events of a JSON session are appended together. */
 const JSON_SESSION_BATCH = 512
@@ -26,11 +54,25 @@ export const MAX_JSON_SESSION_BYTES = 256 * 1024 * 1024
  * digest covers the messages already imported (each as its JSON text), and a file whose earlier
  * messages changed is refused like a changed prefix.
  */
-export const importJsonSession = (sessionsDir: string, path: string, format: ImportFormat | "auto", size: number) =>
+export const importJsonSession = (
+  sessionsDir: string,
+  path: string,
+  format: ImportFormat | "auto",
+  size: number,
+  finished = false,
+  dryRun = false
+) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const notSession = format === "auto"
       ? emptyReport(path, "ignored", "not a session file of a known format")
+      : format === "codex"
+      ? emptyReport(
+        path,
+        "failed",
+        "not a legacy Codex rollout (expected [{id, timestamp, instructions}, …items])",
+        "codex"
+      )
       : emptyReport(path, "failed", "not a Gemini CLI session (expected sessionId, projectHash and messages)", "gemini")
     if (size > MAX_JSON_SESSION_BYTES) {
       return emptyReport(path, "failed", `larger than ${MAX_JSON_SESSION_BYTES} bytes, too large for a JSON session`)
@@ -39,14 +81,17 @@ export const importJsonSession = (sessionsDir: string, path: string, format: Imp
     if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
     const parsed = parseForeignLine(bytes.value, false)
     const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
-    if (!Predicate.isReadonlyObject(value)) return notSession
-    const { messages, ...header } = value
-    if (!Array.isArray(messages)) return notSession
-    const identity = geminiSessionMapper.identify(header)
-    if (identity === undefined) return notSession
-    const prepared = yield* prepare(sessionsDir, identity, "gemini", mappers.gemini)
+    const session = jsonSessionOf(value)
+    if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
+    const { header, messages } = session
+    const found = session.format
+    const mapper = mappers[found]
+    const named = mapper.identify(header)
+    if (named === undefined) return notSession
+    const identity = withPathParent(named, found, path)
+    const prepared = yield* prepare(sessionsDir, identity, found, mapper)
     const base: SourceReport = {
-      ...emptyReport(path, "unchanged", "", "gemini"),
+      ...emptyReport(path, "unchanged", "", found),
       session: identity.sessionId,
       reason: undefined
     }
@@ -71,40 +116,72 @@ export const importJsonSession = (sessionsDir: string, path: string, format: Imp
         if (hash.copy().digest("hex") !== previous.value.prefix_sha256) {
           return refused("messages imported before have changed since; nothing was merged")
         }
-        return base
+        if (!finished || prepared.run.cursor()?.finished === true) return base
       }
     }
     const run = prepared.run
     let written = 0
+    let conversation = 0
     const skipped: Record<string, number> = {}
+    // The log is written under the source's clock (see JsonlImport): its times are the session's.
     yield* Effect.scoped(Effect.gen(function*() {
-      const log = yield* EventLog.open({
-        sessionsDir,
-        sessionId: identity.sessionId,
-        maxEvents: 0,
-        maxBytes: 0,
-        requireExclusive: true,
-        barrierAtTurnBoundary: false
-      })
       const batch: Array<ThreadEvent> = []
+      let firstTs: string | undefined
+      const mapped: Array<ReadonlyArray<ThreadEvent>> = []
       for (const record of records) {
         const step = run.step(record)
+        firstTs ??= run.cursor()?.firstTs
         if (step.skipped !== undefined) bump(skipped, step.skipped)
-        for (const event of step.events) batch.push(event)
+        mapped.push(step.events)
+      }
+      if (finished) mapped.push(run.finish())
+      for (const events of mapped) conversation += events.filter(isMessageEvent).length
+      if (dryRun) {
+        written = mapped.reduce((n, events) => n + events.length, 0)
+        return
+      }
+      const lastTs = run.cursor()?.lastTs
+      const log = yield* atSourceTime(
+        firstTs ?? lastTs,
+        EventLog.open({
+          sessionsDir,
+          sessionId: identity.sessionId,
+          maxEvents: 0,
+          maxBytes: 0,
+          requireExclusive: true,
+          barrierAtTurnBoundary: false
+        })
+      )
+      for (const events of mapped) {
+        for (const event of events) batch.push(event)
         if (batch.length >= JSON_SESSION_BATCH) {
           const part = batch.splice(0)
-          yield* log.appendAll(part)
+          yield* atSourceTime(lastTs, log.appendAll(part))
           written += part.length
         }
       }
-      yield* log.appendAll(batch)
+      yield* atSourceTime(lastTs, log.appendAll(batch))
       written += batch.length
-      yield* log.flush
+      yield* atSourceTime(lastTs, log.complete)
     }))
+    const outcome = {
+      ...base,
+      status: Option.isNone(previous) ? "created" : "updated",
+      events_written: written,
+      records_read: records.length,
+      records_mapped: records.length - Object.values(skipped).reduce((n, k) => n + k, 0),
+      records_skipped: skipped,
+      open_turn_usage: run.openUsage(),
+      warnings: Option.isNone(previous) && conversation === 0
+        ? [`${path} yields no message (no prompt and no assistant text): is it a ${found} session file?`]
+        : [],
+      dry_run: dryRun
+    } satisfies SourceReport
+    if (dryRun) return outcome
     const after = yield* fs.lstat(prepared.paths.events)
     yield* saveImportState(prepared.paths, {
       version: 1,
-      format: "gemini",
+      format: found,
       source: path,
       offset: messages.length,
       prefix_sha256: hash.digest("hex"),
@@ -113,12 +190,5 @@ export const importJsonSession = (sessionsDir: string, path: string, format: Imp
       log_length: Option.isSome(after) ? after.value.size : 0,
       mapper_state: run.snapshot()
     })
-    return {
-      ...base,
-      status: Option.isNone(previous) ? "created" : "updated",
-      events_written: written,
-      records_read: records.length,
-      records_skipped: skipped,
-      open_turn_usage: run.openUsage()
-    } satisfies SourceReport
+    return outcome
   })

@@ -13,29 +13,53 @@ import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
 import type { SkippedLine, SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
-import { identityFromName, mapperOf } from "./internal/formatRegistry.ts"
+import { derivedExecIdentity, identityFromName, mapperOf, withPathParent } from "./internal/formatRegistry.ts"
 import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import type { Refusal } from "./internal/importAdmission.ts"
+import { atSourceTime } from "./internal/sourceClock.ts"
 
 const PEEK_LINES = 200
 
-/** A source of bytes to import: its name (a path, or `-` for stdin) and its content from the start. */
+/**
+ * A source of bytes to import: its name (a path, or `-` for stdin), its content from the start,
+ * and whether it is finished (not modified for the idle window, or ended like stdin at its end):
+ * a finished source gets its open turn closed and `thread.completed` (docs/import.md#finished-sources).
+ */
 export interface ImportInput<E> {
   readonly name: string
   readonly bytes: Stream.Stream<Uint8Array, E>
+  readonly finished?: boolean | undefined
+  /**
+   * The source file's modification time (RFC 3339): the session's time when its records carry
+   * none (`codex exec --json` output has no timestamps); absent for stdin (then the import's time).
+   */
+  readonly modifiedAt?: string | undefined
 }
+
+/** How an import runs. */
+export interface ImportRunOptions {
+  /** Map and report everything, write nothing (no session, no import state). */
+  readonly dryRun?: boolean | undefined
+}
+
+/** Whether an event is a message of the conversation: a prompt (`turn.started`) or an assistant text. */
+export const isMessageEvent = (event: ThreadEvent): boolean =>
+  event.type === "turn.started" || (event.type === "item.completed" && event.item.type === "agent_message")
 
 /**
  * Imports one source in a single pass over its bytes (see the module comment): the first lines
  * name the format and the session; the part consumed by an earlier import is only hashed and
- * checked against the recorded digest; what follows is mapped and appended.
+ * checked against the recorded digest; what follows is mapped and appended (with `dryRun`,
+ * counted and dropped).
  */
 export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   sessionsDir: string,
   input: ImportInput<E>,
-  format: ImportFormat | "auto"
+  format: ImportFormat | "auto",
+  options: ImportRunOptions = {}
 ) {
+  const dryRun = options.dryRun === true
   const fs = yield* SessionFs
   const comments = format === "exec" || format === "auto"
   const buffered: Array<RawLine> = []
@@ -62,15 +86,22 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   let consumed = 0
   let written = 0
   let readNow = 0
+  let messages = 0
+  let version: string | undefined
 
   const begin = Effect.gen(function*() {
     begun = true
     if (found === undefined) return (stop = { status: "ignored", reason: "not a session file of a known format" })
     mapper = mapperOf(found)
     identity ??= identityFromName(input.name, found)
+    if (identity === undefined && found === "exec") {
+      const first = buffered.find((line) => parseForeignLine(line.bytes, true)._tag === "Records")
+      if (first !== undefined) identity = derivedExecIdentity(input.name, first.bytes)
+    }
     if (identity === undefined) {
       return (stop = { status: "failed", reason: "no session id found in its first records or its name" })
     }
+    identity = withPathParent(identity, found, input.name)
     const prepared = yield* prepare(sessionsDir, identity, found, mapper)
     paths = prepared.paths
     if ("refusal" in prepared) return (stop = prepared.refusal)
@@ -88,6 +119,9 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     reason: "the part of the source imported before has changed since; nothing was merged — " +
       "remove the session to import the source again"
   }
+
+  const orModified = (ts: string | undefined): string | undefined =>
+    ts === undefined || ts.length === 0 ? input.modifiedAt : ts
 
   // Events mapped from the lines of one chunk, appended together (one `appendAll` per chunk).
   const pending: Array<ThreadEvent> = []
@@ -127,6 +161,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (parsed.split) split++
     if (parsed.replaced) replaced++
     for (const value of parsed.values) {
+      version ??= mapper?.version(value)
       const result = run.step(value)
       readNow++
       if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
@@ -134,19 +169,33 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     }
   }
 
-  /** Appends the events of the chunk just handled, opening the session's log at the first one. */
+  /**
+   * Appends the events of the chunk just handled, opening the session's log at the first one —
+   * under the source's clock: the log is created at the first source time and each batch is
+   * recorded at the last source time seen, so the manifest's timestamps are the source's.
+   */
   const appendPending = Effect.gen(function*() {
     if (pending.length === 0 || identity === undefined) return
-    log ??= yield* EventLog.open({
-      sessionsDir,
-      sessionId: identity.sessionId,
-      maxEvents: 0,
-      maxBytes: 0,
-      requireExclusive: true,
-      barrierAtTurnBoundary: false
-    })
+    for (const event of pending) if (isMessageEvent(event)) messages++
+    if (dryRun) {
+      written += pending.splice(0).length
+      return
+    }
+    const id = identity.sessionId
+    const cursor = run?.cursor()
+    log ??= yield* atSourceTime(
+      orModified(cursor?.firstTs),
+      EventLog.open({
+        sessionsDir,
+        sessionId: id,
+        maxEvents: 0,
+        maxBytes: 0,
+        requireExclusive: true,
+        barrierAtTurnBoundary: false
+      })
+    )
     const batch = pending.splice(0)
-    yield* log.appendAll(batch)
+    yield* atSourceTime(orModified(cursor?.lastTs), log.appendAll(batch))
     written += batch.length
   })
 
@@ -175,6 +224,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
 
   const base = (): SourceReport => ({
     ...emptyReport(input.name, "unchanged", "", found),
+    dry_run: dryRun,
     session: identity?.sessionId,
     parent_session: identity?.parentSessionId,
     reason: undefined
@@ -191,7 +241,14 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       for (const held of buffered.splice(0)) handle(held)
       yield* appendPending
     }
-    if (log !== undefined) yield* log.flush
+    // A finished source (idle or ended) closes its open turn and completes the session, also when
+    // no new record came since the last import: the first import after it went idle does it.
+    const whole = Option.isNone(previous) || consumed >= prevOffset
+    if (input.finished === true && stop === undefined && run !== undefined && whole) {
+      for (const event of run.finish()) pending.push(event)
+      yield* appendPending
+    }
+    if (log !== undefined) yield* atSourceTime(orModified(run?.cursor()?.lastTs), log.complete)
   }))
   if (stop !== undefined) return { ...base(), status: stop.status, reason: stop.reason } satisfies SourceReport
   if (paths === undefined || run === undefined || found === undefined) return base()
@@ -202,22 +259,44 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       reason: `the source is shorter than what was already imported (${prevOffset} bytes)`
     } satisfies SourceReport
   }
-  if (Option.isSome(previous) && consumed === prevOffset) {
+  if (Option.isSome(previous) && consumed === prevOffset && written === 0) {
     return { ...base(), status: "unchanged", pending_tail_bytes: pendingTail } satisfies SourceReport
   }
-  if (Option.isNone(previous) && log === undefined) {
+  const mapped = readNow - Object.values(recordsSkipped).reduce((n, k) => n + k, 0)
+  const coverage = {
+    records_read: readNow,
+    records_mapped: mapped,
+    records_skipped: recordsSkipped,
+    format_version: version,
+    lines_skipped: skippedLines,
+    lines_skipped_count: skippedCount,
+    pending_tail_bytes: pendingTail
+  }
+  if (Option.isNone(previous) && written === 0) {
     // Nothing to write (e.g. a Claude file holding only `summary` records): no empty session is made.
     return {
       ...base(),
       status: "ignored",
       reason: "nothing to import: no record of it maps to an event",
-      records_read: readNow,
-      records_skipped: recordsSkipped,
-      lines_skipped: skippedLines,
-      lines_skipped_count: skippedCount,
-      pending_tail_bytes: pendingTail
+      ...coverage
     } satisfies SourceReport
   }
+  const warnings = Option.isNone(previous) && messages === 0
+    ? [`${input.name} yields no message (no prompt and no assistant text): is it a ${found} session file?`]
+    : []
+  const status = Option.isNone(previous) ? "created" : "updated"
+  const outcome = {
+    ...base(),
+    status,
+    ...coverage,
+    events_written: written,
+    lines_split: split,
+    lines_with_invalid_utf8: replaced,
+    open_turn_usage: run.openUsage(),
+    warnings,
+    dry_run: dryRun
+  } satisfies SourceReport
+  if (dryRun) return outcome
   const after = yield* fs.lstat(paths.events)
   const saved: ImportState = {
     version: 1,
@@ -231,17 +310,5 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     mapper_state: run.snapshot()
   }
   yield* saveImportState(paths, saved)
-  return {
-    ...base(),
-    status: Option.isNone(previous) ? "created" : "updated",
-    events_written: written,
-    records_read: readNow,
-    records_skipped: recordsSkipped,
-    lines_skipped: skippedLines,
-    lines_skipped_count: skippedCount,
-    lines_split: split,
-    lines_with_invalid_utf8: replaced,
-    pending_tail_bytes: pendingTail,
-    open_turn_usage: run.openUsage()
-  } satisfies SourceReport
+  return outcome
 })

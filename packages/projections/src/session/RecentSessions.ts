@@ -29,6 +29,8 @@ export interface SessionSummary {
   readonly pinned: boolean
   /** The pin is a symbolic link (it pins all the same; never followed). */
   readonly pinIsLink: boolean
+  /** Imported from another agent's files (`derived/import.json`): an archive retention keeps unless asked. */
+  readonly imported: boolean
 }
 
 /** A listing: the sessions, and the directory names skipped because their manifest is missing or invalid. */
@@ -71,7 +73,7 @@ export const summaryOf = (
   m: Manifest,
   live: boolean,
   pinned: boolean,
-  links: { readonly lock?: boolean; readonly pin?: boolean } = {}
+  links: { readonly lock?: boolean; readonly pin?: boolean; readonly imported?: boolean } = {}
 ): SessionSummary => ({
   id,
   manifestSessionId: m.session_id,
@@ -84,7 +86,8 @@ export const summaryOf = (
   live,
   lockIsLink: links.lock === true,
   pinned,
-  pinIsLink: links.pin === true
+  pinIsLink: links.pin === true,
+  imported: links.imported === true
 })
 
 /**
@@ -125,10 +128,15 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
       const lock = yield* sessionLockProbe(paths.dir)
       const pin = yield* fs.lstat(paths.pin)
       const pinIsLink = Option.isSome(pin) && pin.value.type === "SymbolicLink"
+      const imported = yield* fs.lstat(paths.importState).pipe(
+        Effect.map(Option.isSome),
+        Effect.catch(() => Effect.succeed(true))
+      )
       sessions.push(
         summaryOf(name, manifest.value, lock === "held" || lock === "link", Option.isSome(pin), {
           lock: lock === "link",
-          pin: pinIsLink
+          pin: pinIsLink,
+          imported
         })
       )
     }

@@ -49,7 +49,8 @@ const summaries = (rows: ReadonlyArray<typeof Row.Type>): Array<SessionSummary> 
       live: false,
       lockIsLink: false,
       pinned: false,
-      pinIsLink: false
+      pinIsLink: false,
+      imported: false
     }
   })
 

@@ -11,7 +11,6 @@
  */
 import { ImportFormat } from "@logbook/domain"
 import { Effect, Option, Result, Schema } from "effect"
-import * as NodePath from "node:path"
 import { SessionFs } from "../fs/SessionFs.ts"
 import type { StoreIoError } from "../fs/StoreError.ts"
 import type { SessionPaths } from "../log/SessionPaths.ts"
@@ -38,7 +37,7 @@ export type ImportState = typeof ImportState.Type
 const decodeState = Schema.decodeUnknownResult(Schema.fromJsonString(ImportState))
 
 /** Where a session's import state lives. */
-export const importStatePath = (paths: SessionPaths): string => NodePath.join(paths.derivedDir, "import.json")
+export const importStatePath = (paths: SessionPaths): string => paths.importState
 
 const utf8 = new TextDecoder("utf-8")
 

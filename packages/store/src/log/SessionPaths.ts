@@ -26,6 +26,11 @@ export interface SessionPaths {
   /** `index/turns.bin`: the derived binary copy of `turns.json` (see `TurnIndexSidecar`). */
   readonly turnsSidecar: string
   readonly derivedDir: string
+  /**
+   * `derived/import.json`: present when the session was imported from another agent's files, which
+   * makes it an archive retention keeps (docs/import.md#archive).
+   */
+  readonly importState: string
 }
 
 /** Paths for the session directory `dirName` (already sanitised) directly below `sessionsDir`. */
@@ -46,7 +51,8 @@ export const pathsForDir = (sessionsDir: string, dirName: string): SessionPaths 
     turns: childPath(indexDir, "turns.json"),
     marker: childPath(indexDir, "pending-cap-rewrite.json"),
     turnsSidecar: childPath(indexDir, "turns.bin"),
-    derivedDir
+    derivedDir,
+    importState: childPath(derivedDir, "import.json")
   }
 }
 

@@ -48,6 +48,12 @@ export interface RetentionOptions {
    * name, compared through `sessionDirName` with the directory entry — never with a manifest.
    */
   readonly preserve?: string
+  /**
+   * Also remove (and sweep) sessions imported from other agents' files. Off by default: imported
+   * history is an archive (docs/import.md#archive) — a session holding `derived/import.json` is
+   * never a candidate and never marked abandoned unless the user asks for it.
+   */
+  readonly includeImported?: boolean
 }
 
 /** One removed session: its directory name and the phase that chose it. */
@@ -79,7 +85,7 @@ export interface RetentionApi {
   /**
    * `mark_abandoned_active_sessions` (docs/log.md#retention-run): flips `active` manifests whose `updated_at`
    * is older than `maxAgeDays` to `completed` (unknown keys and `updated_at` kept, pretty-printed,
-   * atomic private write that refuses a planted link), skipping the preserved, pinned and live
+   * atomic private write that refuses a planted link), skipping the preserved, pinned, imported (unless `includeImported`) and live
    * sessions. `maxAgeDays` 0 disables it. Returns the directory names it marked.
    */
   readonly markAbandoned: (
@@ -166,15 +172,26 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
     )
 
   /**
-   * docs/log.md#retention-candidates for one directory entry: `None` unless it is a real directory, not pinned, not
-   * live, with a readable valid manifest whose status is not `active`. Only the entry's own
-   * `lstat` error is returned; every other problem skips it.
+   * Imported = anything sits at `derived/import.json` (never followed); an error while checking
+   * counts as imported (fail safe, like a pin).
    */
-  const inspect = (root: string, name: string) =>
+  const importedDir = (paths: ReturnType<typeof pathsForDir>) =>
+    fs.lstat(paths.importState).pipe(
+      Effect.map(Option.isSome),
+      Effect.catch(() => Effect.succeed(true))
+    )
+
+  /**
+   * docs/log.md#retention-candidates for one directory entry: `None` unless it is a real directory, not pinned, not
+   * imported (unless `includeImported`), not live, with a readable valid manifest whose status is
+   * not `active`. Only the entry's own `lstat` error is returned; every other problem skips it.
+   */
+  const inspect = (root: string, name: string, includeImported = false) =>
     Effect.gen(function*() {
       const paths = pathsForDir(root, name)
       if ((yield* entryType(paths.dir)) !== "Directory") return Option.none<RetentionCandidate>()
       if (yield* pinnedDir(paths.dir)) return Option.none<RetentionCandidate>()
+      if (!includeImported && (yield* importedDir(paths))) return Option.none<RetentionCandidate>()
       if (yield* live(paths.dir)) return Option.none<RetentionCandidate>()
       const manifest = yield* loadManifest(paths.manifest).pipe(
         Effect.provideService(SessionFs, fs),
@@ -204,6 +221,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
         const type = yield* entryType(paths.dir).pipe(Effect.catch(() => Effect.succeed("unknown")))
         if (type !== "Directory") continue
         if (yield* pinnedDir(paths.dir)) continue
+        if (options.includeImported !== true && (yield* importedDir(paths))) continue
         if (yield* live(paths.dir)) continue
         const bytes = yield* fs.readFileNoFollow(paths.manifest).pipe(
           Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
@@ -227,11 +245,12 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
       if ((yield* rootType(root)) !== "Directory") return { marked: [], removed: [] }
       yield* emptyTrash(fs, root)
       const marked = yield* markAbandoned(root, policy.maxAgeDays, options)
+      const withImported = options.includeImported === true
       const preserved = options.preserve === undefined ? undefined : sessionDirName(options.preserve)
       const candidates: Array<RetentionCandidate> = []
       for (const name of yield* fs.listDir(root)) {
         if (!isSessionEntryName(name) || name === preserved) continue
-        const candidate = yield* inspect(root, name)
+        const candidate = yield* inspect(root, name, withImported)
         if (Option.isSome(candidate)) candidates.push(candidate.value)
       }
       const byName = new Map(candidates.map((c) => [c.name, c]))
@@ -239,7 +258,7 @@ export const makeRetention = (fs: SessionFsApi, removals: Ref.Ref<number>): Rete
       for (const choice of planRetention(candidates, policy, yield* Clock.currentTimeMillis)) {
         // Inspect again: the session may have been opened, pinned or rewritten since enumeration.
         const before = byName.get(choice.name)
-        const now = yield* inspect(root, choice.name)
+        const now = yield* inspect(root, choice.name, withImported)
         if (before === undefined || Option.isNone(now) || !sameCandidate(before, now.value)) continue
         if (yield* remove(root, choice.name)) removed.push({ id: choice.name, phase: choice.phase })
       }

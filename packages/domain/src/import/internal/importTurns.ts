@@ -5,18 +5,31 @@
 import type { ThreadEvent, Usage } from "../../contract/ThreadEvent.ts"
 import type { ItemContext, ThreadItem } from "../../contract/ThreadItem.ts"
 import type { UsageTotals } from "../../contract/Usage.ts"
-import { zeroUsage } from "../../contract/Usage.ts"
+import { addUsage, zeroUsage } from "../../contract/Usage.ts"
 import type { ImportCursor } from "../ImportCursor.ts"
 
-/** The cursor after recording `ts` as the last source timestamp (empty strings keep the old one). */
+/**
+ * The cursor after recording `ts` as the last source timestamp (empty strings keep the old one);
+ * the first one seen is kept as `firstTs`.
+ */
 export const seen = (c: ImportCursor, ts: string | undefined): ImportCursor =>
-  ts === undefined || ts.length === 0 ? c : { ...c, lastTs: ts }
+  ts === undefined || ts.length === 0
+    ? c
+    : c.firstTs === undefined || c.firstTs.length === 0
+    ? { ...c, lastTs: ts, firstTs: ts }
+    : { ...c, lastTs: ts }
 
-/** `thread.started` once, before anything else of the session. */
+/**
+ * `thread.started` once, before anything else of the session — and again when a finished source
+ * grew (the session reopens after its `thread.completed`).
+ */
 export const startThread = (c: ImportCursor): { cursor: ImportCursor; events: Array<ThreadEvent> } =>
-  c.started
+  c.started && c.finished !== true
     ? { cursor: c, events: [] }
-    : { cursor: { ...c, started: true }, events: [{ type: "thread.started", thread_id: c.identity.threadId }] }
+    : {
+      cursor: { ...c, started: true, finished: false },
+      events: [{ type: "thread.started", thread_id: c.identity.threadId }]
+    }
 
 const toUsage = (u: UsageTotals): Usage => ({
   input_tokens: u.input_tokens,
@@ -33,7 +46,10 @@ export const closeTurn = (c: ImportCursor): { cursor: ImportCursor; events: Arra
     ...(c.lastTs.length > 0 ? { completed_at: c.lastTs } : {}),
     usage: toUsage(c.usage)
   }
-  return { cursor: { ...c, open: false, usage: zeroUsage }, events: [event] }
+  return {
+    cursor: { ...c, open: false, usage: zeroUsage, spent: addUsage(c.spent ?? zeroUsage, c.usage) },
+    events: [event]
+  }
 }
 
 /** Ends the open turn with `turn.failed` (an aborted or interrupted turn); a no-op without an open turn. */
@@ -45,7 +61,33 @@ export const failTurn = (c: ImportCursor, message: string): { cursor: ImportCurs
     message,
     usage: toUsage(c.usage)
   }
-  return { cursor: { ...c, open: false, usage: zeroUsage }, events: [event] }
+  return {
+    cursor: { ...c, open: false, usage: zeroUsage, spent: addUsage(c.spent ?? zeroUsage, c.usage) },
+    events: [event]
+  }
+}
+
+/**
+ * The source is finished: the open turn (if any) closed with its usage, then `thread.completed`
+ * (subtype `success`, outcome `imported`, the session's summed usage and turn count, the last
+ * source time). Nothing when the session never started or is already finished. Usage counted
+ * after the last turn closed (a trailing token count) is carried by `thread.completed` only.
+ */
+export const finishThread = (c: ImportCursor): { cursor: ImportCursor; events: Array<ThreadEvent> } => {
+  if (!c.started || c.finished === true) return { cursor: c, events: [] }
+  const closed = closeTurn(c)
+  const total = addUsage(closed.cursor.spent ?? zeroUsage, closed.cursor.usage)
+  const event: ThreadEvent = {
+    type: "thread.completed",
+    ...(c.lastTs.length > 0 ? { completed_at: c.lastTs } : {}),
+    thread_id: c.identity.threadId,
+    session_id: c.identity.sessionId,
+    subtype: "success",
+    outcome_code: "imported",
+    usage: toUsage(total),
+    num_turns: closed.cursor.turnSeq
+  }
+  return { cursor: { ...closed.cursor, finished: true }, events: [...closed.events, event] }
 }
 
 /**

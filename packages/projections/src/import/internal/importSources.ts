@@ -10,7 +10,24 @@ import * as NodePath from "node:path"
 import type { SourceStatus } from "../ImportReport.ts"
 
 const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
-  format === "gemini" ? [".json", ".jsonl"] : format === "auto" ? [".jsonl", ".json"] : [".jsonl"]
+  format === "gemini" || format === "codex" ? [".json", ".jsonl"] : format === "auto" ? [".jsonl", ".json"] : [".jsonl"]
+
+/** The reason given to a companion file that a directory walk skips (a prefix of it). */
+export const COMPANION = "companion file, not a session:"
+
+/**
+ * Files the agents keep beside their sessions, which a directory walk meets and skips on purpose
+ * (named in the report, never counted as a source that gave nothing): Claude Code's
+ * `subagents/agent-*.meta.json`, Gemini CLI's `logs.json` prompt log.
+ */
+const companionOf = (path: string): string | undefined => {
+  const name = NodePath.basename(path)
+  if (name.endsWith(".meta.json") && NodePath.basename(NodePath.dirname(path)) === "subagents") {
+    return "Claude Code subagent metadata"
+  }
+  if (name === "logs.json") return "Gemini CLI prompt log"
+  return undefined
+}
 
 /** A file found to import, or a given path that cannot be (with the report it gets). */
 export interface Candidate {
@@ -28,7 +45,15 @@ export const collectSources = (paths: ReadonlyArray<string>, format: ImportForma
       Effect.map(
         regularFilesBelow(fs, dir, (_, name, type) => type === "Directory" || exts.some((ext) => name.endsWith(ext))),
         (files) => {
-          for (const file of files) out.push({ path: file.path })
+          for (const file of files) {
+            const companion = companionOf(file.path)
+            out.push(
+              companion === undefined ? { path: file.path } : {
+                path: file.path,
+                problem: { status: "ignored", reason: `${COMPANION} ${companion}` }
+              }
+            )
+          }
         }
       )
     for (const given of paths) {

@@ -3,12 +3,22 @@
  * sessions (docs/import.md). Without paths, `codex` reads `$CODEX_HOME/sessions` and
  * `$CODEX_HOME/archived_sessions` (`CODEX_HOME` defaults to `~/.codex`) and `claude` reads
  * `~/.claude/projects`. Prints a summary (sessions created / updated / unchanged, events written,
- * records and lines skipped by reason), or the whole report with `--json`; exits 1 at the end when
- * any source failed or was refused, after importing all the others.
+ * records read / mapped / skipped by reason, ignored files and why, warnings), or the whole report
+ * with `--json`; `--dry-run` maps and reports without writing. Exits 1 at the end when any source
+ * failed or was refused, or (unless `--allow-empty`) was not recognised or yields no message,
+ * after importing all the others.
  */
 import type { ImportFormat } from "@logbook/domain"
 import type { ImportReport, SourceReport } from "@logbook/projections"
-import { deriveImportedMemory, emptyReport, importInput, importSessions, summarise } from "@logbook/projections"
+import {
+  deriveImportedMemory,
+  emptyReport,
+  importInput,
+  importSessions,
+  isEmptySource,
+  summarise
+} from "@logbook/projections"
+import { SessionFs } from "@logbook/store"
 import { Config, Duration, Effect, Option, Stdio } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as NodeOs from "node:os"
@@ -37,6 +47,21 @@ const intervalFlag = Flag.Int("interval").pipe(
   Flag.withDefault(2)
 )
 
+const dryRunFlag = Flag.Boolean("dry-run").pipe(
+  Flag.withDescription(
+    "Read and map every source and print the report (records read, mapped, skipped by reason), writing nothing"
+  ),
+  Flag.withDefault(false)
+)
+
+const allowEmptyFlag = Flag.Boolean("allow-empty").pipe(
+  Flag.withDescription(
+    "Exit 0 even when a source was not recognised or yields no message (by default such a source makes the " +
+      "import exit 1, naming it)"
+  ),
+  Flag.withDefault(false)
+)
+
 const envOr = (name: string) =>
   Config.option(Config.String(name)).pipe(
     Effect.orElseSucceed(() => Option.none<string>()),
@@ -60,12 +85,16 @@ const defaultPaths = (format: ImportFormat | "auto") =>
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 
-const summaryLines = (report: ImportReport, sessionsDir: string, next: string): Array<string> => {
+const summaryLines = (report: ImportReport, sessionsDir: string, next: string, dryRun: boolean): Array<string> => {
   const lines = [
-    `Imported ${plural(report.sources.length, "source")} into ${sessionsDir}: ` +
+    `${dryRun ? "Dry run (nothing written): would import" : "Imported"} ${
+      plural(report.sources.length, "source")
+    } into ${sessionsDir}: ` +
     `${report.sessions_created} created, ${report.sessions_updated} updated, ${report.sessions_unchanged} unchanged, ` +
-    `${report.sources_failed} failed or refused.`,
-    `${plural(report.events_written, "event")} written from ${plural(report.records_read, "record")}.`
+    `${report.sources_failed} failed or refused, ${report.sources_empty} empty or not recognised.`,
+    `${plural(report.events_written, "event")} ${dryRun ? "would be " : ""}written from ${
+      plural(report.records_read, "record")
+    } (${report.sources.reduce((n, s) => n + s.records_mapped, 0)} mapped).`
   ]
   const skipped = Object.entries(report.records_skipped).sort((a, b) => b[1] - a[1])
   if (skipped.length > 0) {
@@ -77,6 +106,11 @@ const summaryLines = (report: ImportReport, sessionsDir: string, next: string): 
     lines.push(`${plural(report.lines_skipped, "line")} skipped:`, ...bad)
     if (bad.length < report.lines_skipped) lines.push(`  … and ${report.lines_skipped - bad.length} more (see --json)`)
   }
+  const ignored = report.sources.filter((s) => s.status === "ignored")
+  if (ignored.length > 0) {
+    lines.push(`${plural(ignored.length, "file")} ignored:`, ...ignored.map((s) => `  ${s.path}: ${s.reason ?? ""}`))
+  }
+  if (report.warnings.length > 0) lines.push("Warnings:", ...report.warnings.map((w) => `  ${w}`))
   const shown = report.sources.filter((s) => s.status !== "ignored")
   if (shown.length > 0) {
     lines.push(
@@ -94,7 +128,7 @@ const summaryLines = (report: ImportReport, sessionsDir: string, next: string): 
   }
   lines.push(...notDerived.map((s) => `  ${s.session ?? s.path}: memory view ${s.memory ?? ""}`))
   const first = report.sources.find((s) => s.status === "created" || s.status === "updated")
-  if (first?.session !== undefined) {
+  if (first?.session !== undefined && !dryRun) {
     const session = shellQuote(first.session)
     lines.push(`Next: ${next} show ${session}; ${next} explain ${session}; ${next} search <words> --scope history`)
   }
@@ -105,6 +139,7 @@ const sourceNote = (s: SourceReport): string => {
   const notes = [
     s.lines_split > 0 ? `${plural(s.lines_split, "line")} held two records (both kept)` : "",
     s.pending_tail_bytes > 0 ? `unfinished last line (${s.pending_tail_bytes} B) left for later` : "",
+    s.format_version === undefined ? "" : `${s.format ?? "?"} ${s.format_version}`,
     s.reason ?? ""
   ].filter((n) => n.length > 0)
   return notes.length === 0 ? s.path : `${s.path} (${notes.join("; ")})`
@@ -115,6 +150,8 @@ const failedStdin = (reason: string): SourceReport => emptyReport("-", "failed",
 interface WatchOptions {
   readonly watch: boolean
   readonly interval: number
+  readonly dryRun: boolean
+  readonly allowEmpty: boolean
 }
 
 /** One line per source a watch pass created, updated, or could not import (each problem said once). */
@@ -163,10 +200,27 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
         hint: "give the files or directories to import, e.g. `logbook import auto ~/.codex/sessions`"
       })
     }
-    const paths = given.length > 0 ? given : yield* defaultPaths(format)
+    const defaults = format === "exec" || format === "auto" || given.length > 0
+      ? undefined
+      : yield* existingDefaults(format)
+    if (defaults !== undefined && defaults.found.length === 0) {
+      return yield* new CommandFailed({
+        detail: `no ${format} sessions found: ${defaults.all.join(", ")} ${
+          defaults.all.length === 1 ? "does" : "do"
+        } not exist`,
+        hint: "give the files or directories to import as PATH"
+      })
+    }
+    const paths = given.length > 0 ? given : defaults?.found ?? []
     const stdio = yield* Stdio.Stdio
     const fromStdin = format === "exec" && (given.length === 0 || (given.length === 1 && given[0] === "-"))
     if (watch.watch) {
+      if (watch.dryRun) {
+        return yield* new CommandFailed({
+          detail: "--dry-run reads the sources once; it cannot be combined with --watch",
+          hint: "drop one of --dry-run and --watch"
+        })
+      }
       if (fromStdin) {
         return yield* new CommandFailed({
           detail: "--watch follows files or directories, not stdin",
@@ -176,7 +230,9 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
       return yield* watchSources(where.sessionsDir, format, paths, watch.interval, json)
     }
     const imported = fromStdin
-      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin }, "exec").pipe(
+      ? importInput(where.sessionsDir, { name: "-", bytes: stdio.stdin, finished: true }, "exec", {
+        dryRun: watch.dryRun
+      }).pipe(
         Effect.flatMap((source) => deriveImportedMemory(where.sessionsDir, source)),
         Effect.catch((error) => Effect.succeed(failedStdin(error.message))),
         Effect.map((source) => summarise([source]))
@@ -186,6 +242,7 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
           sessionsDir: where.sessionsDir,
           format,
           paths,
+          dryRun: watch.dryRun,
           onProgress: progress === undefined
             ? undefined
             : (done, total, path) => progress(`importing ${done}/${total}: ${NodePath.basename(path)}`)
@@ -195,7 +252,13 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
     const invocation = yield* Invocation
     const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
     if (json) yield* printJson(report)
-    else yield* printAll(summaryLines(report, where.sessionsDir, next))
+    else yield* printAll(summaryLines(report, where.sessionsDir, next, watch.dryRun))
+    return yield* verdict(report, watch.allowEmpty)
+  })
+
+/** Exit 1 (after the report was printed) when a source failed, was refused, or — unless allowed — gave nothing. */
+const verdict = (report: ImportReport, allowEmpty: boolean) =>
+  Effect.gen(function*() {
     const failed = report.sources.filter((s) => s.status === "failed" || s.status === "refused")
     if (failed.length > 0) {
       return yield* new CommandFailed({
@@ -204,13 +267,137 @@ const runImport = (format: ImportFormat | "auto", given: ReadonlyArray<string>, 
         hint: "the other sources were imported; fix or remove these and run the import again (it is idempotent)"
       })
     }
+    const empty = report.sources.filter(isEmptySource)
+    if (empty.length > 0 && !allowEmpty) {
+      return yield* new CommandFailed({
+        detail: `${plural(empty.length, "source")} gave nothing: ` +
+          empty.map((s) => `${s.path} (${s.reason ?? s.warnings.join("; ")})`).join("; "),
+        hint: "a file of an unknown or changed format imports nothing; check the format (`logbook import auto " +
+          "--dry-run PATH` shows what each file gives), or pass --allow-empty to accept it"
+      })
+    }
   })
+
+/**
+ * The agents `import all` looks for, each with its format; their default locations are those of
+ * `import <format>` without PATH. A new importer adds its agent here.
+ */
+export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly format: ImportFormat }> = [
+  { agent: "Codex CLI", format: "codex" },
+  { agent: "Claude Code", format: "claude" },
+  { agent: "Gemini CLI", format: "gemini" }
+]
+
+/** The default locations of a format that exist (a missing one is "nothing found", not a failure). */
+const existingDefaults = (format: ImportFormat) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const found: Array<string> = []
+    const all = yield* defaultPaths(format)
+    for (const path of all) {
+      const info = yield* Effect.option(fs.lstat(path))
+      if (Option.isSome(info) && Option.isSome(info.value) && info.value.value.type === "Directory") found.push(path)
+    }
+    return { all, found }
+  })
+
+/** `import all`: every agent's default locations, one line per agent, then the combined report. */
+const runAll = (json: boolean, watch: WatchOptions) =>
+  Effect.gen(function*() {
+    const where = yield* location
+    const located: Array<{ agent: string; format: ImportFormat; all: ReadonlyArray<string>; found: Array<string> }> = []
+    for (const { agent, format } of IMPORT_AGENTS) located.push({ agent, format, ...(yield* existingDefaults(format)) })
+    const present = located.filter((l) => l.found.length > 0)
+    if (watch.watch) {
+      if (watch.dryRun) {
+        return yield* new CommandFailed({
+          detail: "--dry-run reads the sources once; it cannot be combined with --watch",
+          hint: "drop one of --dry-run and --watch"
+        })
+      }
+      if (present.length === 0) {
+        return yield* new CommandFailed({
+          detail: "no agent's sessions found to watch",
+          hint: `looked in ${located.flatMap((l) => l.all).join(", ")}`
+        })
+      }
+      return yield* Effect.all(
+        present.map((l) => watchSources(where.sessionsDir, l.format, l.found, watch.interval, json)),
+        { concurrency: "unbounded", discard: true }
+      )
+    }
+    const perAgent: Array<{ agent: string; format: ImportFormat; paths: ReadonlyArray<string>; report: ImportReport }> =
+      []
+    for (const l of present) {
+      const report = yield* withProgressLine((progress) =>
+        importSessions({
+          sessionsDir: where.sessionsDir,
+          format: l.format,
+          paths: l.found,
+          dryRun: watch.dryRun,
+          onProgress: progress === undefined
+            ? undefined
+            : (done, total, path) => progress(`${l.agent}: importing ${done}/${total}: ${NodePath.basename(path)}`)
+        })
+      )
+      perAgent.push({ agent: l.agent, format: l.format, paths: l.found, report })
+    }
+    const report = summarise(perAgent.flatMap((a) => a.report.sources))
+    const agentLines = located.map((l) => {
+      const done = perAgent.find((a) => a.format === l.format)
+      if (done === undefined) return `${l.agent}: nothing found (looked in ${l.all.join(", ")})`
+      const r = done.report
+      return `${l.agent}: ${plural(r.sources.length, "file")} in ${done.paths.join(", ")}: ${r.sessions_created} ` +
+        `created, ${r.sessions_updated} updated, ${r.sessions_unchanged} unchanged, ${r.sources_failed} failed, ` +
+        `${r.sources_empty} empty`
+    })
+    if (json) {
+      yield* printJson({
+        agents: located.map((l) => ({
+          agent: l.agent,
+          format: l.format,
+          locations: l.all,
+          found: l.found,
+          sources: perAgent.find((a) => a.format === l.format)?.report.sources.length ?? 0
+        })),
+        ...report
+      })
+    } else {
+      const invocation = yield* Invocation
+      const next = [invocation, ...where.flags.map(shellQuote)].join(" ")
+      yield* printAll([...agentLines, ...summaryLines(report, where.sessionsDir, next, watch.dryRun)])
+    }
+    return yield* verdict(report, watch.allowEmpty)
+  })
+
+const allCommand = Command.make(
+  "all",
+  { json: jsonFlag, watch: watchFlag, interval: intervalFlag, dryRun: dryRunFlag, allowEmpty: allowEmptyFlag },
+  ({ allowEmpty, dryRun, interval, json, watch }) => runAll(json, { watch, interval, dryRun, allowEmpty })
+).pipe(
+  Command.withShortDescription("Import every supported agent's sessions from their default locations"),
+  Command.withDescription(
+    "Find every supported agent's default session locations ($CODEX_HOME/sessions and archived_sessions, " +
+      "CODEX_HOME defaulting to ~/.codex; ~/.claude/projects; ~/.gemini/tmp), print per agent what was found, " +
+      "and import it all. A location that does not exist is reported as nothing found. With --watch, keeps " +
+      "following all of them."
+  ),
+  Command.withExamples([{ command: "logbook import all --dry-run", description: "See what a whole machine holds" }])
+)
 
 const formatCommand = (format: ImportFormat | "auto", summary: string, description: string, example: string) =>
   Command.make(
     format,
-    { paths: pathsArgument, json: jsonFlag, watch: watchFlag, interval: intervalFlag },
-    ({ interval, json, paths, watch }) => runImport(format, paths, json, { watch, interval })
+    {
+      paths: pathsArgument,
+      json: jsonFlag,
+      watch: watchFlag,
+      interval: intervalFlag,
+      dryRun: dryRunFlag,
+      allowEmpty: allowEmptyFlag
+    },
+    ({ allowEmpty, dryRun, interval, json, paths, watch }) =>
+      runImport(format, paths, json, { watch, interval, dryRun, allowEmpty })
   )
     .pipe(
       Command.withShortDescription(summary),
@@ -219,16 +406,23 @@ const formatCommand = (format: ImportFormat | "auto", summary: string, descripti
     )
 
 /** `import`: the importers of foreign session formats. */
-export const importCommand = Command.make("import").pipe(
+export const importCommand = Command.make(
+  "import",
+  { json: jsonFlag, dryRun: dryRunFlag, allowEmpty: allowEmptyFlag },
+  // `import` with no format is `import all` (without --watch, which needs the subcommand).
+  ({ allowEmpty, dryRun, json }) => runAll(json, { watch: false, interval: 2, dryRun, allowEmpty })
+).pipe(
   Command.withShortDescription(
     "Import Codex CLI, Claude Code and Gemini CLI sessions and `codex exec --json` output"
   ),
   Command.withDescription(
     "Import the sessions other agents already wrote, one Logbook session per source thread " +
       "(codex-<thread id>, claude-<session id>). Re-importing is idempotent: unchanged sources write " +
-      "nothing, grown ones only their new records, changed ones are refused. See docs/import.md."
+      "nothing, grown ones only their new records, changed ones are refused. Without a subcommand, imports " +
+      "every supported agent's default locations, as `import all`. See docs/import.md."
   ),
   Command.withSubcommands([
+    allCommand,
     formatCommand(
       "codex",
       "Import Codex CLI rollouts (default: $CODEX_HOME/sessions and archived_sessions)",

@@ -24,6 +24,14 @@ const preserveFlag = Flag.String("preserve").pipe(
   Flag.optional
 )
 
+const includeImportedFlag = Flag.Boolean("include-imported").pipe(
+  Flag.withDescription(
+    "Also sweep and remove sessions imported from other agents (logbook import); without it imported " +
+      "history is an archive retention never touches"
+  ),
+  Flag.withDefault(false)
+)
+
 const PHASE_TEXT: Record<RetentionChoice["phase"], string> = {
   "zero-turn": "completed without a closed turn",
   "over-limit": "oldest beyond --max-sessions",
@@ -41,14 +49,15 @@ export const planDryRun = (
   sessions: ReadonlyArray<SessionSummary>,
   policy: RetentionPolicy,
   preserve: string | undefined,
-  nowMs: number
+  nowMs: number,
+  includeImported = false
 ) => {
   const preserved = preserve === undefined ? undefined : sessionDirName(preserve)
   const cutoff = ageCutoffSeconds(policy.maxAgeDays, nowMs)
   const marked: Array<string> = []
   const candidates: Array<RetentionCandidate> = []
   for (const s of [...sessions].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))) {
-    if (s.id === preserved || s.pinned || s.live) continue
+    if (s.id === preserved || s.pinned || s.live || (s.imported && !includeImported)) continue
     const abandoned = s.status === "active" && isOlderThanCutoff(s.updatedAt, cutoff)
     if (abandoned) marked.push(s.id)
     candidates.push({
@@ -118,25 +127,27 @@ const runCommand = Command.make(
       Flag.withDefault(30)
     ),
     preserve: preserveFlag,
+    includeImported: includeImportedFlag,
     dryRun: Flag.Boolean("dry-run").pipe(
       Flag.withDescription("Print what would be marked and removed; change nothing"),
       Flag.withDefault(false)
     ),
     json: jsonFlag
   },
-  Effect.fn("cli.retention.run")(function*({ dryRun, json, maxAgeDays, maxSessions, preserve }) {
+  Effect.fn("cli.retention.run")(function*({ dryRun, includeImported, json, maxAgeDays, maxSessions, preserve }) {
     const where = yield* location
     const policy: RetentionPolicy = { maxSessions, maxAgeDays }
     if (dryRun) {
       const listing = yield* recentSessions(where.sessionsDir)
-      const plan = planDryRun(listing.sessions, policy, Option.getOrUndefined(preserve), yield* Clock.currentTimeMillis)
+      const now = yield* Clock.currentTimeMillis
+      const plan = planDryRun(listing.sessions, policy, Option.getOrUndefined(preserve), now, includeImported)
       return yield* printOutcome(json, true, where.sessionsDir, policy, preserve, plan.marked, plan.removed)
     }
     const retention = yield* Retention
     const report = yield* retention.apply(
       where.sessionsDir,
       policy,
-      Option.isSome(preserve) ? { preserve: preserve.value } : {}
+      { ...(Option.isSome(preserve) ? { preserve: preserve.value } : {}), includeImported }
     )
     yield* printOutcome(
       json,
@@ -153,7 +164,7 @@ const runCommand = Command.make(
   Command.withDescription(
     "Apply the retention policy: complete abandoned active sessions older than --max-age-days, then remove " +
       "completed sessions without turns, the oldest beyond --max-sessions, and those older than --max-age-days. " +
-      "Pinned, live and preserved sessions are never touched."
+      "Pinned, live and preserved sessions are never touched, nor imported ones unless --include-imported."
   ),
   Command.withExamples([
     { command: "logbook retention run --dry-run", description: "Show what the default policy (50, 30 days) would do" },
@@ -170,15 +181,16 @@ const sweepCommand = Command.make(
       Flag.withDescription("Mark active sessions not updated for D days as completed")
     ),
     preserve: preserveFlag,
+    includeImported: includeImportedFlag,
     json: jsonFlag
   },
-  Effect.fn("cli.retention.sweep")(function*({ json, maxAgeDays, preserve }) {
+  Effect.fn("cli.retention.sweep")(function*({ includeImported, json, maxAgeDays, preserve }) {
     const where = yield* location
     const retention = yield* Retention
     const marked = yield* retention.markAbandoned(
       where.sessionsDir,
       maxAgeDays,
-      Option.isSome(preserve) ? { preserve: preserve.value } : {}
+      { ...(Option.isSome(preserve) ? { preserve: preserve.value } : {}), includeImported }
     )
     if (json) return yield* printJson({ sessions_dir: where.sessionsDir, max_age_days: maxAgeDays, marked })
     yield* printLines(

@@ -2,11 +2,14 @@
  * `logbook import` end to end (in-process): every real fixture imports with exit 0 and the
  * imported sessions pass `verify` and can be read with `show`, `turn` and `events`; a second
  * import is reported unchanged and leaves `events.jsonl` byte-identical; `--json` prints the
- * report; a missing path or a link fails with exit 1 after the other sources were imported.
+ * report; a missing path or a link fails with exit 1 after the other sources were imported; a
+ * file of no known format, or one that yields no message, is named and makes the import exit 1
+ * (unless `--allow-empty`); `--dry-run` reports without writing.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir } from "@logbook/testkit"
 import { Effect, Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { logbook } from "../inProcess.ts"
@@ -65,6 +68,8 @@ describe("logbook import", () => {
     () =>
       Effect.gen(function*() {
         const dir = yield* tempDir("import-cli")
+        // Years after the fixtures were written: they are finished, and older than any age limit.
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
         const imported = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
         assert.strictEqual(imported.exitCode, 0, imported.stderr)
         assert.include(imported.stdout, "3 memory views derived")
@@ -194,6 +199,10 @@ describe("logbook import", () => {
         const imported = () => fs.existsSync(path.join(dir, session ?? "", "derived", "import.json"))
         yield* until(imported)
         fs.appendFileSync(live, bytes.subarray(cut))
+        // The source then goes idle (its time is the fixture's, long past): the watcher finishes it
+        // as the one-shot import of the fixture did.
+        const { atime, mtime } = fs.statSync(file)
+        fs.utimesSync(live, atime, mtime)
         const expected = fs.readFileSync(path.join(whole, session ?? "", "events.jsonl"), "base64")
         const current = () => {
           const events = path.join(dir, session ?? "", "events.jsonl")
@@ -225,6 +234,145 @@ describe("logbook import", () => {
           const verify = yield* logbook(["--sessions-dir", dir, "verify", session])
           assert.strictEqual(verify.exitCode, 0, `${session}: ${verify.stdout}`)
         }
+      }),
+    120_000
+  )
+  it.effect("a file of no known format makes import auto exit 1 naming it and why; --allow-empty accepts it", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const src = yield* tempDir("import-src")
+      fs.copyFileSync(path.join(claudeDir, fs.readdirSync(claudeDir).sort()[0] ?? ""), path.join(src, "a.jsonl"))
+      fs.writeFileSync(path.join(src, "notes.jsonl"), "{\"kind\":\"todo\",\"text\":\"buy milk\"}\n")
+      const strict = yield* logbook(["--sessions-dir", dir, "import", "auto", src])
+      assert.strictEqual(strict.exitCode, 1)
+      assert.include(strict.stdout, "1 file ignored:")
+      assert.include(strict.stdout, `${path.join(src, "notes.jsonl")}: not a session file of a known format`)
+      assert.include(strict.stderr, "notes.jsonl")
+      assert.include(strict.stderr, "--allow-empty")
+      assert.strictEqual(fs.readdirSync(dir).length, 1, "the recognised file was imported all the same")
+      const lenient = yield* logbook(["--sessions-dir", dir, "import", "auto", src, "--allow-empty"])
+      assert.strictEqual(lenient.exitCode, 0, lenient.stderr)
+    }))
+
+  it.effect("a source that yields no message is a warning naming it, and exit 1", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const src = yield* tempDir("import-src")
+      // Hand-written: a rollout whose records are all of types this importer does not know.
+      const file = path.join(src, "rollout-2026-09-01T10-00-00-0199aaaa-0000-7000-8000-000000000026.jsonl")
+      fs.writeFileSync(
+        file,
+        [
+          {
+            timestamp: "2026-09-01T10:00:00.000Z",
+            type: "session_meta",
+            payload: { id: "0199aaaa-0000-7000-8000-000000000026", cli_version: "9.9.9" }
+          },
+          { timestamp: "2026-09-01T10:00:01.000Z", type: "event_msg", payload: { type: "future_prompt", text: "hi" } },
+          { timestamp: "2026-09-01T10:00:02.000Z", type: "future_record", payload: {} }
+        ].map((r) => JSON.stringify(r)).join("\n") + "\n"
+      )
+      const run = yield* logbook(["--sessions-dir", dir, "import", "codex", file, "--json"])
+      assert.strictEqual(run.exitCode, 1)
+      const report = JSON.parse(run.stdout)
+      assert.strictEqual(report.sources_empty, 1)
+      assert.include(report.warnings[0], file)
+      const source = report.sources[0]
+      assert.strictEqual(source.records_read, 3)
+      assert.strictEqual(source.records_mapped, 1)
+      assert.deepStrictEqual(source.records_skipped, { "event_msg/future_prompt": 1, future_record: 1 })
+      assert.strictEqual(source.format_version, "9.9.9")
+      assert.include(run.stderr, "gave nothing")
+    }))
+
+  it.effect("--dry-run prints the report of what would be imported and writes nothing", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("import-cli")
+      const dry = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir, "--dry-run"])
+      assert.strictEqual(dry.exitCode, 0, dry.stderr)
+      assert.include(dry.stdout, "Dry run (nothing written): would import 3 sources")
+      assert.include(dry.stdout, "3 created")
+      assert.deepStrictEqual(fs.existsSync(dir) ? fs.readdirSync(dir) : [], [])
+      const real = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir, "--json"])
+      const dryJson = yield* logbook([
+        "--sessions-dir",
+        yield* tempDir("import-cli"),
+        "import",
+        "claude",
+        claudeDir,
+        "--json",
+        "--dry-run"
+      ])
+      const counts = (text: string) => {
+        const r = JSON.parse(text)
+        return { events: r.events_written, records: r.records_read, skipped: r.records_skipped }
+      }
+      assert.deepStrictEqual(counts(dryJson.stdout), counts(real.stdout))
+    }))
+  it.effect(
+    "import all finds every agent's default locations below HOME and CODEX_HOME, says per agent what it found, and imports",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* tempDir("import-home")
+        const codexHome = yield* tempDir("import-codex-home")
+        const sessions = path.join(codexHome, "sessions", "2025", "09", "25")
+        fs.mkdirSync(sessions, { recursive: true })
+        for (const name of fs.readdirSync(codexDir)) {
+          fs.copyFileSync(path.join(codexDir, name), path.join(sessions, name))
+        }
+        const project = path.join(home, ".claude", "projects", "-work-demo")
+        fs.mkdirSync(project, { recursive: true })
+        for (const name of fs.readdirSync(claudeDir)) {
+          fs.copyFileSync(path.join(claudeDir, name), path.join(project, name))
+        }
+        const dir = yield* tempDir("import-cli")
+        const env = { HOME: home, CODEX_HOME: codexHome }
+        const dry = yield* logbook(["--sessions-dir", dir, "import", "all", "--dry-run"], { env })
+        assert.strictEqual(dry.exitCode, 0, dry.stderr)
+        assert.deepStrictEqual(fs.existsSync(dir) ? fs.readdirSync(dir) : [], [])
+        const run = yield* logbook(["--sessions-dir", dir, "import", "all"], { env })
+        assert.strictEqual(run.exitCode, 0, run.stderr)
+        assert.include(run.stdout, `Codex CLI: 2 files in ${path.join(codexHome, "sessions")}: 2 created`)
+        assert.include(run.stdout, `Claude Code: 3 files in ${path.join(home, ".claude", "projects")}: 3 created`)
+        assert.include(run.stdout, `Gemini CLI: nothing found (looked in ${path.join(home, ".gemini", "tmp")})`)
+        assert.strictEqual(fs.readdirSync(dir).length, 5)
+        const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
+        const report = JSON.parse(json.stdout)
+        assert.deepStrictEqual(
+          report.agents.map((a: { sources: number }) => a.sources),
+          [2, 3, 0]
+        )
+        assert.strictEqual(report.sessions_unchanged, 5)
+        // `import` without a subcommand is `import all`.
+        const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
+        assert.strictEqual(bare.exitCode, 0, bare.stderr)
+        assert.include(bare.stdout, "Codex CLI: 2 files")
+        assert.include(bare.stdout, "5 unchanged")
+      }),
+    120_000
+  )
+  it.effect(
+    "retention run never removes imported sessions unless --include-imported; sessions lists their turns",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        // Years after the fixtures were written: they are finished, and older than any age limit.
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+        const imported = yield* logbook(["--sessions-dir", dir, "import", "claude", claudeDir])
+        assert.strictEqual(imported.exitCode, 0, imported.stderr)
+        const sessions = yield* logbook(["--sessions-dir", dir, "sessions", "--json"])
+        const listed: Array<{ turn_count: number; status: string }> = JSON.parse(sessions.stdout)
+        assert.strictEqual(listed.length, 3)
+        for (const s of listed) assert.strictEqual(s.status, "completed")
+        assert.deepStrictEqual(listed.map((s) => s.turn_count).sort(), [1, 2, 4])
+        const policy = ["--max-sessions", "0", "--max-age-days", "1"]
+        const kept = yield* logbook(["--sessions-dir", dir, "retention", "run", ...policy])
+        assert.strictEqual(kept.exitCode, 0, kept.stderr)
+        assert.include(kept.stdout, "Removed nothing.")
+        assert.strictEqual(fs.readdirSync(dir).filter((n) => !n.startsWith(".")).length, 3)
+        const asked = yield* logbook(["--sessions-dir", dir, "retention", "run", ...policy, "--include-imported"])
+        assert.strictEqual(asked.exitCode, 0, asked.stderr)
+        assert.include(asked.stdout, "Removed 3 session(s)")
       }),
     120_000
   )
