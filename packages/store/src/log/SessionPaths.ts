@@ -28,7 +28,7 @@ export interface SessionPaths {
   readonly derivedDir: string
   /**
    * `derived/import.json`: present when the session was imported from another agent's files, which
-   * makes it an archive retention keeps (docs/import.md#archive).
+   * makes it an archive retention keeps (docs/import.md#imported-history-is-an-archive).
    */
   readonly importState: string
 }

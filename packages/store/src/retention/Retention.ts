@@ -50,7 +50,7 @@ export interface RetentionOptions {
   readonly preserve?: string
   /**
    * Also remove (and sweep) sessions imported from other agents' files. Off by default: imported
-   * history is an archive (docs/import.md#archive) — a session holding `derived/import.json` is
+   * history is an archive (docs/import.md#imported-history-is-an-archive) — a session holding `derived/import.json` is
    * never a candidate and never marked abandoned unless the user asks for it.
    */
   readonly includeImported?: boolean
