@@ -110,14 +110,16 @@ export const findFleetSession = (
 
 /**
  * The lines of one epoch of a session's log in offset order, each with its `\n`, as the fleet
- * stores them (no check). Pages of {@link FLEET_LINE_PAGE} lines keyed by offset, so memory holds
- * one page at a time whatever the log's size.
+ * stores them (no check), from the first line at or after byte `from` (default the start). Pages of
+ * {@link FLEET_LINE_PAGE} lines keyed by offset, so memory holds one page at a time whatever the
+ * log's size.
  */
 export const fleetLogLines = (
   target: FleetTarget,
   operation: string,
   session: string,
-  epoch: number | undefined
+  epoch: number | undefined,
+  from = 0
 ): Stream.Stream<FleetLine, FleetError, SqlClient.SqlClient> => {
   if (epoch === undefined) return Stream.empty
   type Row = {
@@ -132,7 +134,7 @@ export const fleetLogLines = (
       const rows = yield* (Option.isNone(after)
         ? sql<Row>`
           select byte_offset, length, sha256, line from events
-          where session_id = ${session} and epoch = ${epoch}
+          where session_id = ${session} and epoch = ${epoch} and byte_offset >= ${String(from)}
           order by byte_offset limit ${FLEET_LINE_PAGE}`
         : sql<Row>`
           select byte_offset, length, sha256, line from events
@@ -152,6 +154,30 @@ export const fleetLogLines = (
     })
   return Stream.paginate(Option.none<bigint>(), page)
 }
+
+/**
+ * The line of one epoch of a session's log that starts at byte `offset` (with its `\n`, as
+ * {@link fleetLogLines} gives it); `undefined` when no line starts there.
+ */
+export const fleetLineAt = (
+  target: FleetTarget,
+  operation: string,
+  session: string,
+  epoch: number | undefined,
+  offset: number
+): Effect.Effect<FleetLine | undefined, FleetError, SqlClient.SqlClient> =>
+  epoch === undefined ? Effect.succeed(undefined) : Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ readonly length: number; readonly sha256: string; readonly line: Uint8Array }>`
+      select length, sha256, line from events
+      where session_id = ${session} and epoch = ${epoch} and byte_offset = ${String(offset)}`.pipe(
+      Effect.mapError(toFleetError(target, operation))
+    )
+    const row = rows[0]
+    return row === undefined
+      ? undefined
+      : { offset, bytes: withNewline(row.line), storedLength: Number(row.length), storedSha256: row.sha256 }
+  })
 
 /**
  * {@link fleetLogLines} checked as a restore needs them: the first line at offset 0, each next

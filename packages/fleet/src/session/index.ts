@@ -1,5 +1,7 @@
 /**
- * Fleet sessions: listing, showing and restoring replicated sessions.
+ * Fleet sessions: listing, showing, explaining and restoring replicated sessions.
  */
+export * from "./FleetExplanation.ts"
 export * from "./FleetRestore.ts"
 export * from "./FleetSessions.ts"
+export * from "./FleetTurns.ts"

@@ -42,7 +42,11 @@ export type LogRecord =
   }
   | { readonly _tag: "Rewritten"; readonly previousLength: number; readonly length: number }
 
-const recordOf = (line: RawLine): LogRecord | undefined => {
+/**
+ * The record of one raw line as every reader here judges it (the inspector's `checkLine`);
+ * undefined for a blank line. Exported for readers of lines kept elsewhere (a fleet's rows).
+ */
+export const logRecordOf = (line: RawLine): LogRecord | undefined => {
   const check = checkLine(line.bytes)
   const span = { offset: line.offset, length: line.bytes.length }
   const unterminated = line.bytes[line.bytes.length - 1] !== 10
@@ -77,7 +81,7 @@ const recordOf = (line: RawLine): LogRecord | undefined => {
 const recordsOf = (lines: ReadonlyArray<RawLine>): Array<LogRecord> => {
   const out: Array<LogRecord> = []
   for (const line of lines) {
-    const record = recordOf(line)
+    const record = logRecordOf(line)
     if (record !== undefined) out.push(record)
   }
   return out

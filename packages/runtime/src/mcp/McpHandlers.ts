@@ -5,8 +5,9 @@
  * its budget with a cursor, and every failure turned into a tool error whose message says what
  * to change. Nothing here writes to the store (the search index snapshot aside, as `search` does).
  */
+import type { ExplanationModel, GoalSnapshot, ProgressLedger } from "@logbook/domain"
 import { encodeEventForDisplay, redactJson, redactSecrets } from "@logbook/domain"
-import type { MemorySearchResult } from "@logbook/projections"
+import type { LogRecord, MemorySearchResult } from "@logbook/projections"
 import {
   findSession,
   inspectSession,
@@ -46,10 +47,10 @@ const MAX_CITED_LINE = 4 * 1024 * 1024
 const decoder = new TextDecoder("utf-8")
 
 /** Characters a page's own fields (ids, cursor) take of its budget, beside its items. */
-const PAGE_OVERHEAD = 400
+export const PAGE_OVERHEAD = 400
 
 /** Characters an item's citation takes beside its own JSON. */
-const CITATION_SIZE = 170
+export const CITATION_SIZE = 170
 
 const isRecord = (u: unknown): u is Readonly<Record<string, unknown>> =>
   typeof u === "object" && u !== null && !Array.isArray(u)
@@ -154,13 +155,11 @@ export const citeSpans = Effect.fn("Mcp.citeSpans")(
 
 const OFFSET_IN_SOURCE = /events\.jsonl@(\d+)/u
 
-/** The byte offsets of a session's facts, by fact text (from `derived/memory.json` sources). */
-const factOffsets = Effect.fn("Mcp.factOffsets")(function*(paths: SessionPaths) {
-  const fs = yield* SessionFs
-  const bytes = yield* fs.readFileNoFollow(memoryViewPath(paths))
+/** The byte offsets of a session's facts, by fact text, from its `derived/memory.json` bytes (sources `events.jsonl@N`). */
+export const factOffsetsOf = (bytes: Uint8Array | undefined): Map<string, number> => {
   const out = new Map<string, number>()
-  if (Option.isNone(bytes)) return out
-  const parsed = Result.try((): unknown => JSON.parse(decoder.decode(bytes.value)))
+  if (bytes === undefined) return out
+  const parsed = Result.try((): unknown => JSON.parse(decoder.decode(bytes)))
   if (Result.isFailure(parsed) || !isRecord(parsed.success)) return out
   const facts = parsed.success["grounded_facts"]
   if (!Array.isArray(facts)) return out
@@ -173,6 +172,12 @@ const factOffsets = Effect.fn("Mcp.factOffsets")(function*(paths: SessionPaths) 
     if (redacted !== undefined && offset !== undefined && !out.has(redacted)) out.set(redacted, Number(offset))
   }
   return out
+}
+
+const factOffsets = Effect.fn("Mcp.factOffsets")(function*(paths: SessionPaths) {
+  const fs = yield* SessionFs
+  const bytes = yield* fs.readFileNoFollow(memoryViewPath(paths))
+  return factOffsetsOf(Option.getOrUndefined(bytes))
 })
 
 /** The arguments of `search`. */
@@ -197,13 +202,29 @@ const hitCitation = (sessionsDir: string, hit: MemorySearchResult, offsets: Map<
     return offset === undefined ? null : yield* citeLine(hit.session, paths.events, offset)
   }).pipe(Effect.orElseSucceed(() => null))
 
-/** `search`: `searchMemory` as `logbook search --json` calls it, filtered, paged, cited. */
-export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, args: SearchArgs) {
+/** One page of search hits before their citations: the rows and where the next page starts. */
+export interface SearchPage {
+  readonly items: ReadonlyArray<{
+    readonly session: string
+    readonly turn: number | null
+    readonly chunk_id: string
+    readonly score: number
+    readonly snippet: string
+    readonly hit: MemorySearchResult
+  }>
+  readonly next: number | undefined
+}
+
+/**
+ * A `search` call's arguments checked (shared by the store's and the fleet's `search`): the
+ * options to rank with, and `page`, which filters, trims and pages the ranked results, and
+ * `cursorAfter`, the cursor of the page that follows.
+ */
+export const searchRequest = Effect.fn("Mcp.searchRequest")(function*(args: SearchArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const limit = yield* intArgument("limit", args.limit, 6, 1, 100)
   const scope = args.scope ?? "facts"
   const session = args.session === undefined ? undefined : yield* sessionArgument(args.session)
-  if (session !== undefined) yield* findSession(sessionsDir, session)
   for (const [name, value] of [["now", args.now], ["since", args.since], ["until", args.until]] as const) {
     if (value !== undefined) yield* intArgument(name, value, 0, 0, 253_402_300_799)
   }
@@ -225,41 +246,59 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
   // The ranking time is fixed by the first page, so later pages continue the same ranking.
   const clockNow = Math.floor((yield* Effect.clockWith((c) => c.currentTimeMillis)) / 1000)
   const now = cursor?.now ?? args.now ?? clockNow
-  const results = yield* searchMemory(sessionsDir, args.query, {
-    scope,
-    // A session filter ranks over every session and keeps that session's hits.
-    maxResults: [session, args.since, args.until, args.agent].every((f) => f === undefined) ? limit : 100_000,
-    minScore,
-    now
-  })
-  const since = args.since
-  const until = args.until
-  const agent = args.agent
+  const { agent, since, until } = args
   const filtered = session !== undefined || since !== undefined || until !== undefined || agent !== undefined
-  const kept = filtered
-    ? results.filter((r) =>
-      (session === undefined || r.session === session) &&
-      (agent === undefined || agentOf(r.session) === agent) &&
-      (since === undefined || (r.created_at !== null && r.created_at >= since)) &&
-      (until === undefined || (r.created_at !== null && r.created_at < until))
-    ).slice(0, limit)
-    : results
-  const rows = kept.map((r) => ({
-    session: r.session,
-    turn: r.turn ?? null,
-    chunk_id: r.chunk_id,
-    score: r.score,
-    snippet: trimText(redactSecrets(r.snippet)),
-    hit: r
-  }))
-  const page = pageItems(
-    rows,
-    cursor?.at ?? 0,
-    budget - PAGE_OVERHEAD,
-    ({ hit: _, ...row }) => jsonSize(row) + CITATION_SIZE
-  )
+  const page = (results: ReadonlyArray<MemorySearchResult>): SearchPage => {
+    const kept = filtered
+      ? results.filter((r) =>
+        (session === undefined || r.session === session) &&
+        (agent === undefined || agentOf(r.session) === agent) &&
+        (since === undefined || (r.created_at !== null && r.created_at >= since)) &&
+        (until === undefined || (r.created_at !== null && r.created_at < until))
+      ).slice(0, limit)
+      : results
+    const rows = kept.map((r) => ({
+      session: r.session,
+      turn: r.turn ?? null,
+      chunk_id: r.chunk_id,
+      score: r.score,
+      snippet: trimText(redactSecrets(r.snippet)),
+      hit: r
+    }))
+    return pageItems(
+      rows,
+      cursor?.at ?? 0,
+      budget - PAGE_OVERHEAD,
+      ({ hit: _, ...row }) => jsonSize(row) + CITATION_SIZE
+    )
+  }
+  return {
+    query: args.query,
+    scope,
+    session,
+    minScore,
+    now,
+    // A filter ranks over every session and keeps the matching hits.
+    maxResults: filtered ? 100_000 : limit,
+    page,
+    cursorAfter: (next: number | undefined) =>
+      next === undefined ? null : encodeCursor({ tool: "search", key, at: next, now })
+  }
+})
+
+/** `search`: `searchMemory` as `logbook search --json` calls it, filtered, paged, cited. */
+export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, args: SearchArgs) {
+  const request = yield* searchRequest(args)
+  if (request.session !== undefined) yield* findSession(sessionsDir, request.session)
+  const results = yield* searchMemory(sessionsDir, request.query, {
+    scope: request.scope,
+    maxResults: request.maxResults,
+    minScore: request.minScore,
+    now: request.now
+  })
+  const page = request.page(results)
   const offsetsBySession = new Map<string, Map<string, number>>()
-  if (scope === "facts") {
+  if (request.scope === "facts") {
     for (const row of page.items) {
       if (offsetsBySession.has(row.session)) continue
       const offsets = yield* findSession(sessionsDir, row.session).pipe(
@@ -277,10 +316,7 @@ export const search = Effect.fn("Mcp.search")(function*(sessionsDir: string, arg
         citation
       }))
   )
-  return {
-    hits,
-    cursor: page.next === undefined ? null : encodeCursor({ tool: "search", key, at: page.next, now })
-  }
+  return { hits, cursor: request.cursorAfter(page.next) }
 }, Effect.mapError(toToolError))
 
 /** The arguments of `list_sessions`. */
@@ -425,46 +461,73 @@ export interface ReadTurnArgs extends SessionArgs {
   readonly turn: number
 }
 
+/** A `read_turn` call's arguments checked (shared by the store's and the fleet's `read_turn`). */
+export const readTurnRequest = Effect.fn("Mcp.readTurnRequest")(function*(args: ReadTurnArgs) {
+  const budget = yield* budgetChars(args.max_tokens)
+  const session = yield* sessionArgument(args.session)
+  const turn = yield* intArgument("turn", args.turn, 1, 1, Number.MAX_SAFE_INTEGER)
+  const key = JSON.stringify([session, turn])
+  const cursor = yield* decodeCursor("read_turn", key, args.cursor)
+  return { session, turn, key, start: cursor?.at ?? 0, room: budget - PAGE_OVERHEAD }
+})
+
+/** A span of the log (offset and length, newline included) that a page cites. */
+export interface Span {
+  readonly offset: number
+  readonly length: number
+}
+
+/**
+ * One `read_turn` page from a turn's records: events rendered and redacted, cut at the budget
+ * as they stream (a turn of any size holds at most one page in memory), then cited by `cite`.
+ */
+export const turnPage = <E, R, E2, R2>(
+  request: Effect.Success<ReturnType<typeof readTurnRequest>>,
+  records: Stream.Stream<LogRecord, E, R>,
+  cite: (spans: ReadonlyArray<Span>) => Effect.Effect<ReadonlyArray<CitationJson | null>, E2, R2>
+) =>
+  Effect.gen(function*() {
+    const { key, room, session, start, turn } = request
+    const collected = yield* records.pipe(
+      Stream.filter((r) => r._tag === "Event"),
+      Stream.drop(start),
+      Stream.map((r) => {
+        const rendered = renderEvent(redactJson(JSON.parse(encodeEventForDisplay(r.event))))
+        return { ...rendered, offset: r.offset, length: r.length, size: jsonSize(rendered) + CITATION_SIZE }
+      }),
+      Stream.mapAccum(() => 0, (used, e) => {
+        const inPage = used === 0 || used + e.size <= room
+        return [inPage ? used + e.size : Number.POSITIVE_INFINITY, [{ ...e, inPage }]] as const
+      }),
+      // The first event past the budget is read (and dropped) to know whether the turn continues.
+      Stream.takeUntil((e) => !e.inPage),
+      Stream.runCollect
+    )
+    const page = collected.filter((e) => e.inPage)
+    const citations = yield* cite(page)
+    const events = page.map((e, k) => ({ type: e.type, text: e.text, citation: citations[k] ?? null }))
+    const next = collected.length > page.length ? start + page.length : undefined
+    return {
+      session,
+      turn,
+      events,
+      cursor: next === undefined ? null : encodeCursor({ tool: "read_turn", key, at: next })
+    }
+  })
+
 /**
  * `read_turn`: the events of one turn (as `logbook turn`), rendered compactly, redacted, read as
  * a stream and cut at the budget: a turn of any size holds at most one page in memory.
  */
 export const readTurnPage = Effect.fn("Mcp.readTurn")(function*(sessionsDir: string, args: ReadTurnArgs) {
-  const budget = yield* budgetChars(args.max_tokens)
-  const session = yield* sessionArgument(args.session)
-  const turn = yield* intArgument("turn", args.turn, 1, 1, Number.MAX_SAFE_INTEGER)
-  yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session, turn])
-  const cursor = yield* decodeCursor("read_turn", key, args.cursor)
-  const start = cursor?.at ?? 0
-  // What the session, turn and cursor take of the result; the events share the rest.
-  const room = budget - PAGE_OVERHEAD
-  const found = yield* readTurn(sessionsDir, session, turn)
-  const collected = yield* found.records.pipe(
-    Stream.filter((r) => r._tag === "Event"),
-    Stream.drop(start),
-    Stream.map((r) => {
-      const rendered = renderEvent(redactJson(JSON.parse(encodeEventForDisplay(r.event))))
-      return { ...rendered, offset: r.offset, length: r.length, size: jsonSize(rendered) + CITATION_SIZE }
-    }),
-    Stream.mapAccum(() => 0, (used, e) => {
-      const inPage = used === 0 || used + e.size <= room
-      return [inPage ? used + e.size : Number.POSITIVE_INFINITY, [{ ...e, inPage }]] as const
-    }),
-    // The first event past the budget is read (and dropped) to know whether the turn continues.
-    Stream.takeUntil((e) => !e.inPage),
-    Stream.runCollect
+  const request = yield* readTurnRequest(args)
+  yield* findSession(sessionsDir, request.session)
+  const found = yield* readTurn(sessionsDir, request.session, request.turn)
+  return yield* turnPage(
+    request,
+    found.records,
+    (spans) => citeSpans(request.session, found.inspection.paths.events, spans)
   )
-  const page = collected.filter((e) => e.inPage)
-  const citations = yield* citeSpans(session, found.inspection.paths.events, page)
-  const events = page.map((e, k) => ({ type: e.type, text: e.text, citation: citations[k] ?? null }))
-  const next = collected.length > page.length ? start + page.length : undefined
-  return {
-    session,
-    turn,
-    events,
-    cursor: next === undefined ? null : encodeCursor({ tool: "read_turn", key, at: next })
-  }
 }, Effect.mapError(toToolError))
 
 /** The arguments of `explain_session`. */
@@ -473,18 +536,25 @@ export interface ExplainArgs extends SessionArgs {
   readonly scope?: "task" | "session" | undefined
 }
 
-/** `explain_session`: the explanation as `logbook explain` (text) or `--json`, paged by characters. */
-export const explainSession = Effect.fn("Mcp.explainSession")(function*(sessionsDir: string, args: ExplainArgs) {
+/** An `explain_session` call's arguments checked (shared by the store's and the fleet's). */
+export const explainRequest = Effect.fn("Mcp.explainRequest")(function*(args: ExplainArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const session = yield* sessionArgument(args.session)
   const format = args.format ?? "text"
   const scope = args.scope ?? "task"
-  yield* findSession(sessionsDir, session)
   const key = JSON.stringify([session, format, scope])
   const cursor = yield* decodeCursor("explain_session", key, args.cursor)
-  const model = yield* queryExplanation(sessionsDir, session, scope)
+  return { budget, session, format, scope, key, start: cursor?.at ?? 0 }
+})
+
+/** The `explain_session` result of a model: rendered (text or JSON), redacted, one page of it. */
+export const explainResult = (
+  request: Effect.Success<ReturnType<typeof explainRequest>>,
+  model: ExplanationModel
+) => {
+  const { budget, format, key, session, start } = request
   const text = redactSecrets(format === "json" ? JSON.stringify(model) : renderSummary(model))
-  const page = pageText(text, cursor?.at ?? 0, budget - PAGE_OVERHEAD)
+  const page = pageText(text, start, budget - PAGE_OVERHEAD)
   return {
     session,
     format,
@@ -492,6 +562,14 @@ export const explainSession = Effect.fn("Mcp.explainSession")(function*(sessions
     total_chars: page.total,
     cursor: page.next === undefined ? null : encodeCursor({ tool: "explain_session", key, at: page.next })
   }
+}
+
+/** `explain_session`: the explanation as `logbook explain` (text) or `--json`, paged by characters. */
+export const explainSession = Effect.fn("Mcp.explainSession")(function*(sessionsDir: string, args: ExplainArgs) {
+  const request = yield* explainRequest(args)
+  yield* findSession(sessionsDir, request.session)
+  const model = yield* queryExplanation(sessionsDir, request.session, request.scope)
+  return explainResult(request, model)
 }, Effect.mapError(toToolError))
 
 /** The arguments of `evidence`. */
@@ -500,8 +578,8 @@ export interface EvidenceArgs extends SessionArgs {
   readonly digest: string
 }
 
-/** `evidence`: `queryEvidence` as `logbook evidence --json`, one page of at most the budget. */
-export const evidence = Effect.fn("Mcp.evidence")(function*(sessionsDir: string, args: EvidenceArgs) {
+/** An `evidence` call's arguments checked (shared by the store's and the fleet's). */
+export const evidenceRequest = Effect.fn("Mcp.evidenceRequest")(function*(args: EvidenceArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const session = yield* sessionArgument(args.session)
   const offset = yield* intArgument("offset", args.offset, 0, 0, Number.MAX_SAFE_INTEGER)
@@ -510,16 +588,18 @@ export const evidence = Effect.fn("Mcp.evidence")(function*(sessionsDir: string,
       message: "digest must be the 64 hexadecimal digits of a citation's SHA-256 (copy it from the citation)"
     })
   }
-  yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session, offset, args.digest.toLowerCase()])
+  const digest = args.digest.toLowerCase()
+  const key = JSON.stringify([session, offset, digest])
   const cursor = yield* decodeCursor("evidence", key, args.cursor)
-  const page = yield* queryEvidence(
-    sessionsDir,
-    session,
-    { offset, digest: args.digest },
-    cursor?.at ?? 0,
-    Math.min(budget - PAGE_OVERHEAD, 32 * 1024)
-  )
+  return { session, offset, digest, key, start: cursor?.at ?? 0, limit: Math.min(budget - PAGE_OVERHEAD, 32 * 1024) }
+})
+
+/** `evidence`: `queryEvidence` as `logbook evidence --json`, one page of at most the budget. */
+export const evidence = Effect.fn("Mcp.evidence")(function*(sessionsDir: string, args: EvidenceArgs) {
+  const request = yield* evidenceRequest(args)
+  const { key, limit, offset, session, start } = request
+  yield* findSession(sessionsDir, session)
+  const page = yield* queryEvidence(sessionsDir, session, { offset, digest: request.digest }, start, limit)
   return {
     citation: { session, offset: page.reference.offset, digest: page.reference.digest },
     text: redactSecrets(page.text),
@@ -536,17 +616,34 @@ export interface FactsArgs {
   readonly cursor?: string | undefined
 }
 
-/** `facts`: `queryFacts` as `logbook facts --json`, each fact cited from its view's source. */
-export const facts = Effect.fn("Mcp.facts")(function*(sessionsDir: string, args: FactsArgs) {
+/** A `facts` call's arguments checked (shared by the store's and the fleet's). */
+export const factsRequest = Effect.fn("Mcp.factsRequest")(function*(args: FactsArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const limit = yield* intArgument("limit", args.limit, 100, 1, 1000)
   const session = args.session === undefined ? undefined : yield* sessionArgument(args.session)
-  if (session !== undefined) yield* findSession(sessionsDir, session)
   const key = JSON.stringify([session ?? null, limit])
   const cursor = yield* decodeCursor("facts", key, args.cursor)
-  const all = yield* queryFacts(sessionsDir, limit, { session })
-  const rows = all.map((f) => ({ session: f.session_id, fact: trimText(redactSecrets(f.fact)) }))
-  const page = pageItems(rows, cursor?.at ?? 0, budget - PAGE_OVERHEAD, (r) => jsonSize(r) + CITATION_SIZE)
+  return {
+    limit,
+    session,
+    /** One page of facts (already redacted), trimmed; `cursorAfter` gives the next page's cursor. */
+    page: (all: ReadonlyArray<{ readonly session_id: string; readonly fact: string }>) =>
+      pageItems(
+        all.map((f) => ({ session: f.session_id, fact: trimText(redactSecrets(f.fact)) })),
+        cursor?.at ?? 0,
+        budget - PAGE_OVERHEAD,
+        (r) => jsonSize(r) + CITATION_SIZE
+      ),
+    cursorAfter: (next: number | undefined) =>
+      next === undefined ? null : encodeCursor({ tool: "facts", key, at: next })
+  }
+})
+
+/** `facts`: `queryFacts` as `logbook facts --json`, each fact cited from its view's source. */
+export const facts = Effect.fn("Mcp.facts")(function*(sessionsDir: string, args: FactsArgs) {
+  const request = yield* factsRequest(args)
+  if (request.session !== undefined) yield* findSession(sessionsDir, request.session)
+  const page = request.page(yield* queryFacts(sessionsDir, request.limit, { session: request.session }))
   const offsets = new Map<string, { readonly paths: SessionPaths; readonly offsets: Map<string, number> }>()
   const out = []
   for (const row of page.items) {
@@ -560,20 +657,18 @@ export const facts = Effect.fn("Mcp.facts")(function*(sessionsDir: string, args:
     const citation = offset === undefined ? null : yield* citeLine(row.session, known.paths.events, offset)
     out.push({ ...row, citation })
   }
-  return {
-    facts: out,
-    cursor: page.next === undefined ? null : encodeCursor({ tool: "facts", key, at: page.next })
-  }
+  return { facts: out, cursor: request.cursorAfter(page.next) }
 }, Effect.mapError(toToolError))
 
-/** `goal_progress`: the stored goal snapshot and progress ledger, redacted, as JSON text paged by characters. */
-export const goalProgress = Effect.fn("Mcp.goalProgress")(function*(sessionsDir: string, args: SessionArgs) {
+/** The `goal_progress` result of a session's goal snapshot and ledger: redacted JSON text, one page of it. */
+export const goalProgressResult = Effect.fn("Mcp.goalProgressResult")(function*(
+  args: SessionArgs,
+  goal: Option.Option<GoalSnapshot>,
+  progress: Option.Option<ProgressLedger>
+) {
   const budget = yield* budgetChars(args.max_tokens)
-  const paths = yield* located(sessionsDir, args.session)
   const key = JSON.stringify([args.session])
   const cursor = yield* decodeCursor("goal_progress", key, args.cursor)
-  const goal = yield* loadGoalSnapshot(paths)
-  const progress = yield* loadProgress(paths)
   const text = JSON.stringify(
     redactJson({ goal: Option.getOrNull(goal), progress: Option.getOrNull(progress) }),
     null,
@@ -588,4 +683,13 @@ export const goalProgress = Effect.fn("Mcp.goalProgress")(function*(sessionsDir:
     total_chars: page.total,
     cursor: page.next === undefined ? null : encodeCursor({ tool: "goal_progress", key, at: page.next })
   }
+})
+
+/** `goal_progress`: the stored goal snapshot and progress ledger, redacted, as JSON text paged by characters. */
+export const goalProgress = Effect.fn("Mcp.goalProgress")(function*(sessionsDir: string, args: SessionArgs) {
+  yield* budgetChars(args.max_tokens)
+  const paths = yield* located(sessionsDir, args.session)
+  const goal = yield* loadGoalSnapshot(paths)
+  const progress = yield* loadProgress(paths)
+  return yield* goalProgressResult(args, goal, progress)
 }, Effect.mapError(toToolError))
