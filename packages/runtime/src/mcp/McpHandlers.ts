@@ -7,7 +7,7 @@
  */
 import type { ExplanationModel, GoalSnapshot, ProgressLedger } from "@logbook/domain"
 import { encodeEventForDisplay, redactJson, redactSecrets } from "@logbook/domain"
-import type { LogRecord, MemorySearchResult } from "@logbook/projections"
+import type { InspectedSession, LogRecord, MemorySearchResult, SessionSummary } from "@logbook/projections"
 import {
   findSession,
   inspectSession,
@@ -328,41 +328,55 @@ export interface ListSessionsArgs {
   readonly cursor?: string | undefined
 }
 
-/** `list_sessions`: `recentSessions` as `logbook sessions --json`, with each session's tracked goal. */
-export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir: string, args: ListSessionsArgs) {
+/** A `list_sessions` call's arguments checked (shared by the store's and the fleet's). */
+export const listSessionsRequest = Effect.fn("Mcp.listSessionsRequest")(function*(args: ListSessionsArgs) {
   const budget = yield* budgetChars(args.max_tokens)
   const limit = yield* intArgument("limit", args.limit, 20, 1, 1000)
   const key = JSON.stringify([limit, args.status ?? null, args.agent ?? null])
   const cursor = yield* decodeCursor("list_sessions", key, args.cursor)
-  const unfiltered = args.status === undefined && args.agent === undefined
-  const listing = yield* recentSessions(sessionsDir, { limit: unfiltered ? limit : undefined })
-  const chosen = listing.sessions.filter((s) =>
-    (args.status === undefined || s.status === args.status) &&
-    (args.agent === undefined || agentOf(s.id) === args.agent)
-  ).slice(0, limit)
-  const rows = chosen.map((s) => ({
-    session_id: s.id,
-    agent: agentOf(s.id),
-    status: s.status,
-    turn_count: s.turnCount,
-    event_count: s.eventCount,
-    updated_at: s.updatedAt,
-    live: s.live
-  }))
-  const page = pageItems(rows, cursor?.at ?? 0, budget - PAGE_OVERHEAD, (r) => jsonSize(r) + 200)
+  return {
+    limit,
+    /** Without a filter the listing needs only `limit` sessions. */
+    unfiltered: args.status === undefined && args.agent === undefined,
+    /** One page of rows of the (most recent first) summaries, filtered and cut at `limit`. */
+    page: (summaries: ReadonlyArray<SessionSummary>) => {
+      const rows = summaries.filter((s) =>
+        (args.status === undefined || s.status === args.status) &&
+        (args.agent === undefined || agentOf(s.id) === args.agent)
+      ).slice(0, limit).map((s) => ({
+        session_id: s.id,
+        agent: agentOf(s.id),
+        status: s.status,
+        turn_count: s.turnCount,
+        event_count: s.eventCount,
+        updated_at: s.updatedAt,
+        live: s.live
+      }))
+      return pageItems(rows, cursor?.at ?? 0, budget - PAGE_OVERHEAD, (r) => jsonSize(r) + 200)
+    },
+    cursorAfter: (next: number | undefined) =>
+      next === undefined ? null : encodeCursor({ tool: "list_sessions", key, at: next })
+  }
+})
+
+/** A tracked goal's objective as `list_sessions` shows it: redacted, trimmed. */
+export const goalLine = (goal: Option.Option<GoalSnapshot>): string | null =>
+  Option.isSome(goal) ? trimText(redactSecrets(goal.value.objective), 200) : null
+
+/** `list_sessions`: `recentSessions` as `logbook sessions --json`, with each session's tracked goal. */
+export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir: string, args: ListSessionsArgs) {
+  const request = yield* listSessionsRequest(args)
+  const listing = yield* recentSessions(sessionsDir, { limit: request.unfiltered ? request.limit : undefined })
+  const page = request.page(listing.sessions)
   const sessions = yield* Effect.forEach(page.items, (row) =>
     Effect.gen(function*() {
       const paths = yield* findSession(sessionsDir, row.session_id)
-      const goal = yield* loadGoalSnapshot(paths)
-      return Option.isSome(goal) ? trimText(redactSecrets(goal.value.objective), 200) : null
+      return goalLine(yield* loadGoalSnapshot(paths))
     }).pipe(
       Effect.orElseSucceed(() => null),
       Effect.map((goal) => ({ ...row, goal }))
     ))
-  return {
-    sessions,
-    cursor: page.next === undefined ? null : encodeCursor({ tool: "list_sessions", key, at: page.next })
-  }
+  return { sessions, cursor: request.cursorAfter(page.next) }
 }, Effect.mapError(toToolError))
 
 /** The arguments of a tool about one session. */
@@ -372,55 +386,70 @@ export interface SessionArgs {
   readonly cursor?: string | undefined
 }
 
+/**
+ * The `show_session` result of an inspected session and its whole-session explanation (goal,
+ * usage, cost): one page of its turn list, each turn cited by `cite` (its first line).
+ */
+export const showSessionResult = <E, R>(
+  args: SessionArgs,
+  i: InspectedSession,
+  model: ExplanationModel,
+  cite: (offset: number) => Effect.Effect<CitationJson | null, E, R>
+) =>
+  Effect.gen(function*() {
+    const budget = yield* budgetChars(args.max_tokens)
+    const key = JSON.stringify([args.session])
+    const cursor = yield* decodeCursor("show_session", key, args.cursor)
+    const m = i.effectiveManifest
+    const base = Math.max(m.retained_turn_base ?? 1, 1)
+    const rows = i.effectiveEntries.map((e) => ({
+      turn: e.turn_number,
+      events: e.event_count,
+      started: e.ts,
+      line: `turn ${e.turn_number}: ${e.event_count} events from byte ${e.start_offset}, started ${e.ts}`,
+      offset: e.start_offset
+    }))
+    const goal = model.goals[model.goals.length - 1]
+    const head = {
+      session_id: i.name,
+      goal: goal === undefined ? null : trimText(redactSecrets(goal.label), 400),
+      usage: model.usage,
+      cost_usd: model.cost_usd,
+      status: m.status,
+      created_at: m.created_at,
+      updated_at: m.updated_at,
+      turn_count: m.turn_count,
+      event_count: m.event_count,
+      evicted_turns: base - 1,
+      open_turn: m.in_turn === true ? m.turn_count + 1 : null,
+      events_bytes: i.fileLen
+    }
+    const page = pageItems(
+      rows,
+      cursor?.at ?? 0,
+      budget - PAGE_OVERHEAD - jsonSize(head),
+      (r) => jsonSize(r) + CITATION_SIZE
+    )
+    const turns = yield* Effect.forEach(
+      page.items,
+      ({ offset, ...row }) => Effect.map(cite(offset), (citation) => ({ ...row, citation }))
+    )
+    return {
+      ...head,
+      turns,
+      cursor: page.next === undefined ? null : encodeCursor({ tool: "show_session", key, at: page.next })
+    }
+  })
+
 /** `show_session`: the manifest and retained turns of one session (as `logbook show --json`). */
 export const showSession = Effect.fn("Mcp.showSession")(function*(sessionsDir: string, args: SessionArgs) {
-  const budget = yield* budgetChars(args.max_tokens)
+  yield* budgetChars(args.max_tokens)
   const session = yield* sessionArgument(args.session)
   yield* findSession(sessionsDir, session)
-  const key = JSON.stringify([session])
-  const cursor = yield* decodeCursor("show_session", key, args.cursor)
   const i = yield* inspectSession(sessionsDir, session)
-  const m = i.effectiveManifest
-  const base = Math.max(m.retained_turn_base ?? 1, 1)
-  const rows = i.effectiveEntries.map((e) => ({
-    turn: e.turn_number,
-    events: e.event_count,
-    started: e.ts,
-    line: `turn ${e.turn_number}: ${e.event_count} events from byte ${e.start_offset}, started ${e.ts}`,
-    offset: e.start_offset
-  }))
   // The goal, usage and cost the explanation computes over the whole session (a read of the retained log).
   const model = yield* queryExplanation(sessionsDir, session, "session")
-  const goal = model.goals[model.goals.length - 1]
-  const head = {
-    session_id: i.name,
-    goal: goal === undefined ? null : trimText(redactSecrets(goal.label), 400),
-    usage: model.usage,
-    cost_usd: model.cost_usd,
-    status: m.status,
-    created_at: m.created_at,
-    updated_at: m.updated_at,
-    turn_count: m.turn_count,
-    event_count: m.event_count,
-    evicted_turns: base - 1,
-    open_turn: m.in_turn === true ? m.turn_count + 1 : null,
-    events_bytes: i.fileLen
-  }
-  const page = pageItems(
-    rows,
-    cursor?.at ?? 0,
-    budget - PAGE_OVERHEAD - jsonSize(head),
-    (r) => jsonSize(r) + CITATION_SIZE
-  )
-  const turns = yield* Effect.forEach(
-    page.items,
-    ({ offset, ...row }) => Effect.map(citeLine(session, i.paths.events, offset), (citation) => ({ ...row, citation }))
-  )
-  return {
-    ...head,
-    turns,
-    cursor: page.next === undefined ? null : encodeCursor({ tool: "show_session", key, at: page.next })
-  }
+  return yield* showSessionResult(args, i, model, (offset) => citeLine(session, i.paths.events, offset))
 }, Effect.mapError(toToolError))
 
 const itemText = (item: Readonly<Record<string, unknown>>): string => {
