@@ -1,5 +1,6 @@
 /**
- * The request handler of `logbook serve`: one read-only HTTP app over a sessions root. Before any
+ * The request handler of `logbook serve`: one read-only HTTP app over a sessions root (or, with
+ * `--db`, a fleet: whatever {@link ServeReader} it is given). Before any
  * route runs, a request must name an allowed `Host` (the bound address: a DNS-rebinding page on
  * another name is refused) and carry the run's token — as `?token=` once (answered with an
  * HttpOnly, SameSite=Strict cookie and a redirect that drops it from the URL) or as that cookie.
@@ -8,28 +9,19 @@
  * page (never a stack trace).
  *
  * **Gotchas**: the live view streams for as long as the browser keeps the connection; each
- * stream is one `followEventRecords` poller, ended when the client goes away.
+ * stream is one poller of the reader's follower, ended when the client goes away.
  */
 import { publicText, redactSecrets } from "@logbook/domain"
-import type { LogRecord, SessionListing } from "@logbook/projections"
-import {
-  findSession,
-  followEventRecords,
-  inspectSession,
-  queryExplanation,
-  readEventRecords,
-  recentSessions,
-  renderHtml,
-  REPORT_CSP
-} from "@logbook/projections"
-import type { StoreIoError } from "@logbook/store"
-import { SessionFs } from "@logbook/store"
+import type { LogRecord } from "@logbook/projections"
+import { renderHtml, REPORT_CSP } from "@logbook/projections"
 import type { Duration } from "effect"
 import { Effect, Option, Result, Stream } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { parseSearchQuery, renderResults, renderSearchPage, runSearch } from "./SearchPage.ts"
+import { parseSearchQuery, renderResults, renderSearchPage } from "./SearchPage.ts"
 import { APP_CSS, APP_JS } from "./ServeAssets.ts"
 import { errorPage, PAGE_CSP, seg } from "./ServeHtml.ts"
+import type { ServeReader } from "./ServeReader.ts"
+import { storeReader } from "./ServeReader.ts"
 import { tokenMatches } from "./ServeToken.ts"
 import { pageOfOffset, pageOfTurn, renderEvent, renderEventPage, renderSessionPage, turnPage } from "./SessionPage.ts"
 import { BadParameter, parseSessionsQuery, sessionsPage } from "./SessionsPage.ts"
@@ -44,21 +36,17 @@ export const EVENT_PAGE_CHARS = 1024 * 1024
 
 /** What one server run serves and how it recognises its own requests. */
 export interface ServeConfig {
+  /** The sessions root read when no `reader` is given (through the request's services). */
   readonly sessionsDir: string
+  /** What the pages read (the server's, with its held listing and indexes, or a fleet's); default: the store at `sessionsDir`. */
+  readonly reader?: ServeReader | undefined
   readonly token: string
   /** Whether a `Host` header names this server (see {@link hostPolicy}). */
   readonly allowedHost: (host: string) => boolean
   /** How often the live view looks for new bytes (default 200 ms, as `events --follow`). */
   readonly pollInterval?: Duration.Input | undefined
-  /** The listing the Sessions page reads (the server's held one); default: `recentSessions` per request. */
-  readonly listing?: Effect.Effect<SessionListing, StoreIoError> | undefined
   /** The usage summary the Usage page shows (the server's held one); default: computed per request. */
-  readonly usage?: Effect.Effect<UsageSummary, StoreIoError> | undefined
-  /**
-   * Brings a scope's search index up to date on the server's schedule; when given, searches
-   * query the held index after it. Default: every search checks every session first.
-   */
-  readonly searchRefresh?: ((scope: "facts" | "history") => Effect.Effect<void, StoreIoError>) | undefined
+  readonly usage?: Effect.Effect<UsageSummary, unknown> | undefined
 }
 
 const isIpLiteral = (hostname: string): boolean =>
@@ -131,7 +119,8 @@ const failureResponse = (error: unknown) => {
   if (error instanceof BadParameter) return failPage(400, "Bad request", error.detail)
   switch (tagOf(error)) {
     case "SessionNotFound":
-      return failPage(404, "Not found", "No such session in this store. The Sessions page lists them.")
+    case "FleetSessionNotFound":
+      return failPage(404, "Not found", "No such session here. The Sessions page lists them.")
     case "TurnNotFound":
     case "TurnEvicted":
       return failPage(404, "Not found", messageOf(error))
@@ -147,11 +136,11 @@ const sseMessage = (html: string, turnStart: boolean, turn: number) =>
   encoder.encode(`event: ev\ndata: ${JSON.stringify({ html, turnStart, turn })}\n\n`)
 
 /**
- * The live stream of session `id` from byte `from`: every event flushed after the page was
- * rendered, rendered as the page renders it; `nextTurn` numbers the next `turn.started`.
+ * The live stream of session `id`: every event of `records` (those flushed after the page was
+ * rendered), rendered as the page renders it; `nextTurn` numbers the next `turn.started`.
  */
-const liveStream = (config: ServeConfig, id: string, eventsPath: string, from: number, nextTurn: number) =>
-  followEventRecords(eventsPath, { start: from, pollInterval: config.pollInterval }).pipe(
+const liveStream = (id: string, records: Stream.Stream<LogRecord, unknown>, nextTurn: number) =>
+  records.pipe(
     Stream.mapAccum(() => nextTurn, (turn, record: LogRecord) => {
       if (record._tag !== "Event") return [turn, []] as const
       const starts = record.event.type === "turn.started"
@@ -161,14 +150,11 @@ const liveStream = (config: ServeConfig, id: string, eventsPath: string, from: n
     Stream.merge(Stream.tick("15 seconds").pipe(Stream.map(() => encoder.encode(": keep-alive\n\n"))))
   )
 
-const fileSize = (path: string) =>
-  SessionFs.use((fs) =>
-    Effect.map(fs.lstat(path), (info) => Option.isSome(info) && info.value.type === "File" ? info.value.size : 0)
-  )
-
 /** The routes behind the guard. */
 const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
   Effect.gen(function*() {
+    const reader = config.reader ??
+      (yield* storeReader({ sessionsDir: config.sessionsDir, pollInterval: config.pollInterval }))
     if (path === "/assets/app.css") {
       return secured(HttpServerResponse.text(APP_CSS, { contentType: "text/css; charset=utf-8" }))
     }
@@ -178,7 +164,7 @@ const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
     if (path === "/") {
       const query = parseSessionsQuery(params)
       if (query instanceof BadParameter) return yield* Effect.fail(query)
-      const html = yield* sessionsPage(config.sessionsDir, config.listing ?? recentSessions(config.sessionsDir), query)
+      const html = yield* sessionsPage(reader.rowFacts, reader.listing, query)
       return Option.isSome(html)
         ? htmlPage(html.value)
         : failPage(
@@ -189,16 +175,13 @@ const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
     }
     if (path === "/usage") {
       const summary = config.usage ??
-        Effect.flatMap(recentSessions(config.sessionsDir), (listing) => usageSummary(config.sessionsDir, listing))
+        Effect.flatMap(reader.listing, (listing) => usageSummary(reader.rowFacts, listing))
       return htmlPage(renderUsagePage(yield* summary))
     }
     if (path === "/search" || path === "/search/results") {
       const query = parseSearchQuery(params)
       if (query instanceof BadParameter) return yield* Effect.fail(query)
-      const results = renderResults(
-        query,
-        yield* runSearch(config.sessionsDir, query, config.searchRefresh?.(query.scope))
-      )
+      const results = renderResults(query, yield* reader.search(query))
       return htmlPage(path === "/search" ? renderSearchPage(query, results) : results)
     }
     const parts = path.split("/")
@@ -208,9 +191,9 @@ const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
     const id = sessionIdOf(parts[2])
     if (id instanceof BadParameter) return yield* Effect.fail(id)
     const view = parts[3]
-    if (view === undefined && parts.length === 3) return yield* sessionView(config, id, params)
+    if (view === undefined && parts.length === 3) return yield* sessionView(reader, id, params)
     if (view === "explain" && parts.length === 4) {
-      const model = yield* queryExplanation(config.sessionsDir, id, "session")
+      const model = yield* reader.explanation(id)
       const html = renderHtml(model, {
         evidenceHref: (e) => `/s/${seg(id)}?at=${e.offset}#ev-${e.offset}`,
         backLink: { href: `/s/${seg(id)}`, label: "← Back to the conversation" }
@@ -222,20 +205,20 @@ const route = (config: ServeConfig, path: string, params: URLSearchParams) =>
       if (!/^[0-9]{1,15}$/u.test(offsetText)) {
         return yield* Effect.fail(new BadParameter({ detail: "the event offset must be a whole number" }))
       }
-      return yield* eventView(config, id, Number(offsetText))
+      return yield* eventView(reader, id, Number(offsetText))
     }
-    if (view === "live" && parts.length === 4) return yield* liveView(config, id, params)
+    if (view === "live" && parts.length === 4) return yield* liveView(reader, id, params)
     return failPage(404, "Not found", "There is no such page. Start from the Sessions page.")
   })
 
 /** `/s/<id>`: one page of turns (`page`, or the page holding byte `at` or turn `turn`). */
-const sessionView = (config: ServeConfig, id: string, params: URLSearchParams) =>
+const sessionView = (reader: ServeReader, id: string, params: URLSearchParams) =>
   Effect.gen(function*() {
     const at = intParam(params, "at")
     const turn = intParam(params, "turn")
     const pageParam = intParam(params, "page")
     for (const p of [at, turn, pageParam]) if (p instanceof BadParameter) return yield* Effect.fail(p)
-    const inspection = yield* inspectSession(config.sessionsDir, id)
+    const inspection = yield* reader.inspect(id)
     const table = inspection.effectiveTable
     if (typeof at === "number" && at >= inspection.fileLen) {
       return yield* Effect.fail(
@@ -254,46 +237,43 @@ const sessionView = (config: ServeConfig, id: string, params: URLSearchParams) =
     }
     const turns = turnPage(table, inspection.fileLen, pageNumber)
     if (turns === undefined) return failPage(404, "Not found", `This session has no turns page ${pageNumber}.`)
-    const records = yield* Stream.runCollect(
-      readEventRecords(inspection.paths.events, { start: turns.start, end: turns.stop })
-    )
-    // A session a process holds, or one not finished yet (a writer may flush more): the last page follows it.
-    const live = (inspection.live || inspection.effectiveManifest.status === "active") && turns.page === turns.pages
+    const records = yield* Stream.runCollect(reader.records(id, turns.start, turns.stop))
+    // A session a process holds, or one not finished yet (a writer may flush more): the last page
+    // follows it, where the source can follow.
+    const live = reader.follow !== undefined &&
+      (inspection.live || inspection.effectiveManifest.status === "active") && turns.page === turns.pages
     const nextTurn = table.length === 0 ? 1 : table.turnAt(table.length - 1) + 1
     return htmlPage(renderSessionPage(inspection, id, turns, records, live ? { nextTurn } : undefined))
   })
 
 /** `/s/<id>/event/<offset>`: the whole event whose line starts at `offset`. */
-const eventView = (config: ServeConfig, id: string, offset: number) =>
+const eventView = (reader: ServeReader, id: string, offset: number) =>
   Effect.gen(function*() {
-    const paths = yield* findSession(config.sessionsDir, id)
-    const first = yield* Stream.runHead(readEventRecords(paths.events, { start: offset, chunkSize: 64 * 1024 }))
-    if (Option.isNone(first) || first.value._tag !== "Event" || first.value.offset !== offset) {
+    const first = yield* reader.eventAt(id, offset)
+    if (Option.isNone(first) || first.value._tag !== "Event") {
       return failPage(404, "Not found", `No event starts at byte ${offset} of this session's log.`)
     }
     return htmlPage(renderEventPage(first.value.event, id, offset, EVENT_PAGE_CHARS))
   })
 
 /** `/s/<id>/live?from=<offset>&turn=<n>`: server-sent events, one per event flushed after `from`. */
-const liveView = (config: ServeConfig, id: string, params: URLSearchParams) =>
+const liveView = (reader: ServeReader, id: string, params: URLSearchParams) =>
   Effect.gen(function*() {
     const from = intParam(params, "from")
     const turn = intParam(params, "turn")
     if (from instanceof BadParameter) return yield* Effect.fail(from)
     if (turn instanceof BadParameter) return yield* Effect.fail(turn)
-    const paths = yield* findSession(config.sessionsDir, id)
-    const size = yield* fileSize(paths.events)
-    const start = from ?? size
-    if (start > size) {
+    if (reader.follow === undefined) {
+      return failPage(404, "Not found", "This server cannot follow a session live; reload the page for new turns.")
+    }
+    const followed = yield* reader.follow(id)
+    const start = from ?? followed.size
+    if (start > followed.size) {
       return yield* Effect.fail(
-        new BadParameter({ detail: `from ${start} is beyond the end of the log (${size} bytes)` })
+        new BadParameter({ detail: `from ${start} is beyond the end of the log (${followed.size} bytes)` })
       )
     }
-    const context = yield* Effect.context<SessionFs>()
-    const body = liveStream(config, id, paths.events, start, turn ?? 1).pipe(
-      Stream.provideContext(context),
-      Stream.catch(() => Stream.empty)
-    )
+    const body = liveStream(id, followed.records(start), turn ?? 1).pipe(Stream.catch(() => Stream.empty))
     return secured(HttpServerResponse.stream(body, { contentType: "text/event-stream; charset=utf-8" }))
   })
 

@@ -5,13 +5,16 @@
  * index snapshot aside, as `logbook search` saves it).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { currentSearchIndexes, recentSessions, refreshSearchIndex, SearchIndexCache } from "@logbook/projections"
+import type { FleetTarget } from "@logbook/fleet"
+import { currentSearchIndexes, refreshSearchIndex, SearchIndexCache } from "@logbook/projections"
 import type { ManifestCache, SessionFs } from "@logbook/store"
 import type { Duration } from "effect"
 import { Effect } from "effect"
 import { createServer } from "node:http"
 import { makeRevalidating } from "./Revalidating.ts"
 import { hostPolicy, serveApp } from "./ServeApp.ts"
+import type { ServeReader } from "./ServeReader.ts"
+import { storeReader } from "./ServeReader.ts"
 import { ServeToken } from "./ServeToken.ts"
 import { usageSummary } from "./UsagePage.ts"
 
@@ -24,6 +27,8 @@ export type ServeServices = SessionFs | ManifestCache
 /** Where to listen and what to serve. */
 export interface ServeOptions {
   readonly sessionsDir: string
+  /** Serve this fleet instead of the sessions root (`logbook serve --db`). */
+  readonly fleet?: FleetTarget | undefined
   readonly host: string
   /** 0: any free port. */
   readonly port: number
@@ -63,26 +68,44 @@ export const startServer = Effect.fn("Serve.startServer")(function*(options: Ser
     effect.pipe(Effect.provide(context), Effect.provideService(SearchIndexCache, indexes))
   // The listing and the search indexes are re-read in the background, so no request pays for
   // statting every session of a large store (Revalidating: at most one refresh old).
-  const listing = yield* makeRevalidating(withServices(recentSessions(options.sessionsDir)), REFRESH_MS)
-  const facts = yield* makeRevalidating(withServices(refreshSearchIndex(options.sessionsDir, "facts")), REFRESH_MS)
-  const history = yield* makeRevalidating(withServices(refreshSearchIndex(options.sessionsDir, "history")), REFRESH_MS)
+  const fleet = options.fleet
+  let warm: Effect.Effect<unknown, unknown> = Effect.void
+  let base: ServeReader
+  if (fleet === undefined) {
+    const facts = yield* makeRevalidating(withServices(refreshSearchIndex(options.sessionsDir, "facts")), REFRESH_MS)
+    const history = yield* makeRevalidating(
+      withServices(refreshSearchIndex(options.sessionsDir, "history")),
+      REFRESH_MS
+    )
+    warm = history.get
+    base = yield* withServices(storeReader({
+      sessionsDir: options.sessionsDir,
+      pollInterval: options.pollInterval,
+      searchRefresh: (scope) => Effect.asVoid(scope === "facts" ? facts.get : history.get)
+    }))
+  } else {
+    // Loaded on use: the PostgreSQL driver stays out of a store's server.
+    const { fleetReader } = yield* Effect.promise(() => import("./ServeFleet.ts"))
+    base = yield* fleetReader(fleet)
+  }
+  const listing = yield* makeRevalidating(base.listing, REFRESH_MS)
+  const reader: ServeReader = { ...base, listing: listing.get }
   const usage = yield* makeRevalidating(
-    Effect.flatMap(listing.get, (held) => withServices(usageSummary(options.sessionsDir, held))),
+    Effect.flatMap(listing.get, (held) => usageSummary(reader.rowFacts, held)),
     REFRESH_MS * 5
   )
   const app = serveApp({
     sessionsDir: options.sessionsDir,
+    reader,
     token,
     allowedHost: hostPolicy(options.host, port),
     pollInterval: options.pollInterval,
-    listing: listing.get,
-    usage: usage.get,
-    searchRefresh: (scope) => Effect.asVoid(scope === "facts" ? facts.get : history.get)
+    usage: usage.get
   })
   // Warm up in the background: the listing, then the history index (a large store's first search
   // would otherwise build it while the person waits); a request arriving meanwhile waits for the
   // same computation, never a second one.
-  yield* Effect.forkScoped(Effect.ignore(Effect.andThen(listing.get, history.get)))
+  yield* Effect.forkScoped(Effect.ignore(Effect.andThen(listing.get, warm)))
   yield* server.serve(app.pipe(Effect.provide(context), Effect.provideService(SearchIndexCache, indexes)))
   return { host: options.host, port, token, url: serverUrl(options.host, port, token) } satisfies RunningServer
 })

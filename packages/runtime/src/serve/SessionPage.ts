@@ -9,7 +9,7 @@
  */
 import type { ThreadEvent, ThreadItem, TurnTable } from "@logbook/domain"
 import { redactJson } from "@logbook/domain"
-import type { LogRecord, SessionInspection } from "@logbook/projections"
+import type { InspectedSession, LogRecord } from "@logbook/projections"
 import { BLOCK_CHARS, h, page, queryHref, seg, shown, shownBlock } from "./ServeHtml.ts"
 
 /** Turns per page of a session. */
@@ -257,7 +257,7 @@ export const renderRecords = (
  * being written), numbering the turns it will receive from `nextTurn`.
  */
 export const renderSessionPage = (
-  inspection: SessionInspection,
+  inspection: InspectedSession,
   sessionId: string,
   turns: TurnPage,
   records: ReadonlyArray<LogRecord>,

@@ -137,8 +137,11 @@ export interface RowFacts {
 
 const usageTokens = (u: UsageTotals | undefined): number => u === undefined ? 0 : u.input_tokens + u.output_tokens
 
+/** A row's facts before any event: nothing known (and so possibly partial). */
+export const noRowFacts: RowFacts = { goal: undefined, tokens: 0, costUsd: undefined, partial: true }
+
 /** Folds one event into a row's facts. */
-const foldRow = (facts: RowFacts, event: ThreadEvent): RowFacts => {
+export const foldRow = (facts: RowFacts, event: ThreadEvent): RowFacts => {
   switch (event.type) {
     case "turn.started":
       return facts.goal === undefined && event.context?.goal !== undefined
@@ -164,11 +167,11 @@ export const rowFacts = (sessionsDir: string, id: string) =>
     const size = Option.isSome(info) && info.value.type === "File" ? info.value.size : 0
     const facts = yield* Stream.runFold(
       readEventRecords(paths.events, { end: Math.min(size, ROW_SCAN_BYTES), chunkSize: 64 * 1024 }),
-      (): RowFacts => ({ goal: undefined, tokens: 0, costUsd: undefined, partial: size > ROW_SCAN_BYTES }),
+      (): RowFacts => ({ ...noRowFacts, partial: size > ROW_SCAN_BYTES }),
       (acc, record) => record._tag === "Event" ? foldRow(acc, record.event) : acc
     )
     return facts
-  }).pipe(Effect.orElseSucceed((): RowFacts => ({ goal: undefined, tokens: 0, costUsd: undefined, partial: true })))
+  }).pipe(Effect.orElseSucceed((): RowFacts => noRowFacts))
 
 const option = (value: string, label: string, current: string) =>
   `<option value="${h(value)}"${value === current ? " selected" : ""}>${h(label)}</option>`
@@ -255,13 +258,13 @@ export const renderSessionsPage = (
  * `recentSessions`): the page's row facts read, rendered; `undefined` beyond the last page.
  */
 export const sessionsPage = Effect.fn("Serve.sessionsPage")(function*<E, R>(
-  sessionsDir: string,
+  facts: (id: string) => Effect.Effect<RowFacts>,
   listing: Effect.Effect<SessionListing, E, R>,
   query: SessionsQuery
 ) {
   const { sessions, unreadable } = yield* listing
   const slice = sliceSessions(sessions, query)
   if (slice === undefined) return Option.none<string>()
-  const facts = yield* Effect.forEach(slice.rows, (s) => rowFacts(sessionsDir, s.id), { concurrency: 8 })
-  return Option.some(renderSessionsPage(query, slice, facts, unreadable.length))
+  const rows = yield* Effect.forEach(slice.rows, (s) => facts(s.id), { concurrency: 8 })
+  return Option.some(renderSessionsPage(query, slice, rows, unreadable.length))
 })

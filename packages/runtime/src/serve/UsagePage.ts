@@ -8,7 +8,8 @@
 import type { SessionListing } from "@logbook/projections"
 import { Effect } from "effect"
 import { h, page } from "./ServeHtml.ts"
-import { agentOf, AGENTS, rowFacts } from "./SessionsPage.ts"
+import type { RowFacts } from "./SessionsPage.ts"
+import { agentOf, AGENTS } from "./SessionsPage.ts"
 
 /** Days the chart shows (the most recent ones with usage). */
 export const USAGE_DAYS = 30
@@ -31,8 +32,11 @@ export interface UsageSummary {
 const emptyCell: UsageCell = { tokens: 0, costUsd: 0, sessions: 0, partial: false }
 
 /** Sums the row facts of every session of `listing` by day of last update and agent. */
-export const usageSummary = Effect.fn("Serve.usageSummary")(function*(sessionsDir: string, listing: SessionListing) {
-  const facts = yield* Effect.forEach(listing.sessions, (s) => rowFacts(sessionsDir, s.id), { concurrency: 8 })
+export const usageSummary = Effect.fn("Serve.usageSummary")(function*(
+  rowFacts: (id: string) => Effect.Effect<RowFacts>,
+  listing: SessionListing
+) {
+  const facts = yield* Effect.forEach(listing.sessions, (s) => rowFacts(s.id), { concurrency: 8 })
   const days = new Map<string, Map<string, UsageCell>>()
   listing.sessions.forEach((s, i) => {
     const f = facts[i]

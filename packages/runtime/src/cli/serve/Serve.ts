@@ -1,9 +1,9 @@
 /**
- * `logbook serve [--port N] [--host 127.0.0.1] [--open]`: the local web app over this
- * invocation's sessions root (docs/serve.md) until Ctrl-C. Prints the URL with the run's token;
+ * `logbook serve [--port N] [--host 127.0.0.1] [--open] [--db URL | --fleet]`: the local web app
+ * over this invocation's sessions root, or a fleet (docs/serve.md), until Ctrl-C. Prints the URL with the run's token;
  * a bind beyond loopback prints a warning. Read-only (the search index snapshot aside).
  */
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { spawn } from "node:child_process"
 import { CommandFailed, UsageError } from "../Errors.ts"
@@ -44,9 +44,22 @@ export const serveCommand = Command.make(
     open: Flag.Boolean("open").pipe(
       Flag.withDescription("Open the URL in the default browser once the server listens"),
       Flag.withDefault(false)
+    ),
+    db: Flag.Redacted("db").pipe(
+      Flag.withDescription(
+        "Serve a fleet instead of the sessions root: its PostgreSQL connection string, " +
+          "postgres://user@host:port/database; never printed (see --fleet to take it from LOGBOOK_DATABASE_URL)"
+      ),
+      Flag.optional
+    ),
+    fleet: Flag.Boolean("fleet").pipe(
+      Flag.withDescription(
+        "Serve the fleet named by LOGBOOK_DATABASE_URL (as --db would) instead of the sessions root"
+      ),
+      Flag.withDefault(false)
     )
   },
-  Effect.fn("cli.serve")(function*({ host, open, port }) {
+  Effect.fn("cli.serve")(function*({ db, fleet, host, open, port }) {
     const where = yield* location
     if (host.length === 0) {
       return yield* new UsageError({
@@ -56,16 +69,25 @@ export const serveCommand = Command.make(
     }
     // Loaded on use: the HTTP server stays out of every other command's start.
     const { isExposed, ServeToken, startServer } = yield* Effect.promise(() => import("../../serve/index.ts"))
+    // Loaded on use, as the fleet commands are: the PostgreSQL driver stays out of a store's server.
+    const target = Option.isSome(db) || fleet
+      ? yield* (yield* Effect.promise(() => import("../../serve/ServeFleet.ts"))).serveFleetTarget(db)
+      : undefined
     yield* Effect.scoped(Effect.gen(function*() {
-      const running = yield* startServer({ sessionsDir: where.sessionsDir, host, port }).pipe(
+      const running = yield* startServer({ sessionsDir: where.sessionsDir, fleet: target, host, port }).pipe(
         Effect.provide(ServeToken.layerRandom),
         Effect.mapError((e) =>
-          new CommandFailed({
-            detail: `could not listen on ${host}:${port}: ${
-              e.cause instanceof Error ? e.cause.message : String(e.cause)
-            }`,
-            hint: "pick another port with --port N (0 picks a free one), or stop what is using it"
-          })
+          e._tag === "FleetError"
+            ? new CommandFailed({
+              detail: `could not reach the fleet: ${e.message}`,
+              hint: "check --db (or LOGBOOK_DATABASE_URL) and that the server is up; `logbook fleet sessions` tests it"
+            })
+            : new CommandFailed({
+              detail: `could not listen on ${host}:${port}: ${
+                e.cause instanceof Error ? e.cause.message : String(e.cause)
+              }`,
+              hint: "pick another port with --port N (0 picks a free one), or stop what is using it"
+            })
         )
       )
       if (isExposed(host)) {
@@ -74,7 +96,7 @@ export const serveCommand = Command.make(
         )
       }
       yield* printLines(
-        `Logbook is serving ${where.sessionsDir}`,
+        `Logbook is serving ${target === undefined ? where.sessionsDir : `the fleet ${target.display}`}`,
         `Open ${running.url}`,
         "(the token in the URL is this run's password; press Ctrl-C to stop)"
       )
@@ -90,7 +112,7 @@ export const serveCommand = Command.make(
     "Serve a read-only web app over the sessions root: the sessions (filter, sort, pages), search as you type, " +
       "each session's conversation by turn, its explanation with evidence links to the events, and live updates " +
       "of an active session. Binds 127.0.0.1 by default; every request needs the token printed with the URL. " +
-      "See docs/serve.md."
+      "With --db or --fleet it serves every session replicated into a fleet instead (no live view). See docs/serve.md."
   ),
   Command.withExamples([
     { command: "logbook serve --open", description: "Serve ./.logbook/sessions and open it in the browser" },

@@ -27,11 +27,11 @@ describe("fleet commands load lazily", () => {
     assert.include(loaders, path.join("cli", "fleet", "FleetQueries.ts"))
     for (const loader of loaders) {
       const specifier = `./${path.basename(loader)}`
-      // The fleet commands, and the MCP server's fleet handlers (`logbook mcp --db`).
+      // The fleet commands, and the fleet readers of the MCP server and the web app (`--db`).
       assert.include(
-        [path.join("cli", "fleet"), "mcp"],
+        [path.join("cli", "fleet"), "mcp", "serve"],
         path.dirname(loader),
-        `${loader} loads the fleet package outside cli/fleet/ and mcp/`
+        `${loader} loads the fleet package outside cli/fleet/, mcp/ and serve/`
       )
       for (const [name, text] of sources) {
         assert.notInclude(valueImports(text), specifier, `${name} imports ${loader} statically`)
