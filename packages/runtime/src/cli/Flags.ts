@@ -48,3 +48,22 @@ export const fleetDbFlag = Flag.Redacted("db").pipe(
   ),
   Flag.optional
 )
+
+/**
+ * `--db` and `--fleet` of a reader that serves a store by default (`mcp`, `serve`): either one
+ * switches it to a fleet, `--db` naming it, `--fleet` taking it from `LOGBOOK_DATABASE_URL` (so a
+ * set variable alone never switches a local reader to a database).
+ */
+export const fleetSourceFlags = {
+  db: Flag.Redacted("db").pipe(
+    Flag.withDescription(
+      "Serve a fleet instead of the sessions root: its PostgreSQL connection string, " +
+        "postgres://user@host:port/database; never printed (see --fleet to take it from LOGBOOK_DATABASE_URL)"
+    ),
+    Flag.optional
+  ),
+  fleet: Flag.Boolean("fleet").pipe(
+    Flag.withDescription("Serve the fleet named by LOGBOOK_DATABASE_URL (as --db would) instead of the sessions root"),
+    Flag.withDefault(false)
+  )
+}

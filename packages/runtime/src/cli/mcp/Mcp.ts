@@ -4,28 +4,17 @@
  * messages; nothing is written to the store except the search index snapshot, as `search` does.
  */
 import { Cause, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { Command, Flag } from "effect/cli"
+import { Command } from "effect/cli"
 import type { McpSource } from "../../mcp/McpServer.ts"
 import { CommandFailed } from "../Errors.ts"
+import { fleetSourceFlags } from "../Flags.ts"
 import { CLI_VERSION, location } from "../Root.ts"
 
 /** `mcp`. */
 export const mcpCommand = Command.make(
   "mcp",
   {
-    db: Flag.Redacted("db").pipe(
-      Flag.withDescription(
-        "Serve a fleet instead of the sessions root: its PostgreSQL connection string, " +
-          "postgres://user@host:port/database; never printed (see --fleet to take it from LOGBOOK_DATABASE_URL)"
-      ),
-      Flag.optional
-    ),
-    fleet: Flag.Boolean("fleet").pipe(
-      Flag.withDescription(
-        "Serve the fleet named by LOGBOOK_DATABASE_URL (as --db would) instead of the sessions root"
-      ),
-      Flag.withDefault(false)
-    )
+    ...fleetSourceFlags
   },
   Effect.fn("cli.mcp")(function*(args) {
     const source: McpSource = Option.isSome(args.db) || args.fleet

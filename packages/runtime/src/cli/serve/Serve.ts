@@ -7,6 +7,7 @@ import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { spawn } from "node:child_process"
 import { CommandFailed, UsageError } from "../Errors.ts"
+import { fleetSourceFlags } from "../Flags.ts"
 import { note, printLines } from "../Output.ts"
 import { location } from "../Root.ts"
 
@@ -45,19 +46,7 @@ export const serveCommand = Command.make(
       Flag.withDescription("Open the URL in the default browser once the server listens"),
       Flag.withDefault(false)
     ),
-    db: Flag.Redacted("db").pipe(
-      Flag.withDescription(
-        "Serve a fleet instead of the sessions root: its PostgreSQL connection string, " +
-          "postgres://user@host:port/database; never printed (see --fleet to take it from LOGBOOK_DATABASE_URL)"
-      ),
-      Flag.optional
-    ),
-    fleet: Flag.Boolean("fleet").pipe(
-      Flag.withDescription(
-        "Serve the fleet named by LOGBOOK_DATABASE_URL (as --db would) instead of the sessions root"
-      ),
-      Flag.withDefault(false)
-    )
+    ...fleetSourceFlags
   },
   Effect.fn("cli.serve")(function*({ db, fleet, host, open, port }) {
     const where = yield* location

@@ -7,52 +7,22 @@
  * directories) and refuses to overwrite a session, and the connection string is never printed.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { layerFleetClient } from "@logbook/fleet"
-import { busyServerRetry, fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
-import type { CliRun } from "@logbook/testkit"
-import { Effect, Layer, Redacted } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
+import { resetFleetDatabase, tempDir } from "@logbook/testkit"
+import { Effect } from "effect"
 import * as Sql from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import type { InProcessOptions } from "../inProcess.ts"
 import { logbook } from "../inProcess.ts"
+import { runFleetCli, testDbUrl, withDb } from "./support/fleetCli.ts"
 
 /** The origin host `logbook replicate` records: this machine's name. */
 const origin = os.hostname()
 
 const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "projections", "test", "fixtures", "realdata")
 
-/**
- * The embedded test server admits one connection and frees its slot a moment after a client
- * closes, so a connection made right after another one closed may be refused: retried here.
- */
-const retryRefused = busyServerRetry
-
-/** Runs `effect` with its own connection to the test database, closed when it ends (the CLI needs the only one). */
-const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-  Effect.flatMap(
-    fleetTestTarget,
-    (target) =>
-      Effect.provide(effect, Layer.orDie(layerFleetClient(target, { maxConnections: 1 }))).pipe(
-        Effect.retry(retryRefused)
-      )
-  )
-
-/** Runs the CLI, again when the embedded server refused its connection (see {@link retryRefused}). */
-const run = (args: ReadonlyArray<string>, options: InProcessOptions = {}): Effect.Effect<CliRun> =>
-  logbook(args, options).pipe(
-    Effect.flatMap((r) =>
-      /PgConnection: (Failed to connect|Connection closed during startup)/.test(r.stderr)
-        ? Effect.fail(r)
-        : Effect.succeed(r)
-    ),
-    Effect.retry(retryRefused),
-    Effect.catch((r: CliRun) => Effect.succeed(r))
-  )
-
-const dbUrl = Effect.map(fleetTestTarget, (target) => Redacted.value(target.url))
+const run = runFleetCli
+const dbUrl = testDbUrl
 
 /** Every regular file below `dir` (relative paths), with its bytes. */
 const snapshot = (dir: string, relative = ""): Map<string, Buffer> => {

@@ -8,41 +8,21 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { GoalCommand, newProgressLedger, setMilestones } from "@logbook/domain"
-import { layerFleetClient } from "@logbook/fleet"
-import type { CliRun } from "@logbook/testkit"
-import { busyServerRetry, fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
+import { fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { Effect, Layer, Redacted } from "effect"
-import type { SqlClient } from "effect/sql/SqlClient"
+import { Effect, Redacted } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SessionMemory, storeLayerNode } from "../../../src/SessionMemory.ts"
 import { importRealSessions, LOGBOOK_JS } from "../../mcp/harness.ts"
 import { assertBuilt } from "../harness.ts"
 import { logbook } from "../inProcess.ts"
+import { runFleetCli, withDb } from "./support/fleetCli.ts"
 
 const NOW = 1_800_000_000
 
-const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-  Effect.flatMap(
-    fleetTestTarget,
-    (target) =>
-      Effect.provide(effect, Layer.orDie(layerFleetClient(target, { maxConnections: 1 }))).pipe(
-        Effect.retry(busyServerRetry)
-      )
-  )
-
-const run = (args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
-  logbook(args).pipe(
-    Effect.flatMap((r) =>
-      /PgConnection: (Failed to connect|Connection closed during startup)/.test(r.stderr)
-        ? Effect.fail(r)
-        : Effect.succeed(r)
-    ),
-    Effect.retry(busyServerRetry),
-    Effect.catch((r: CliRun) => Effect.succeed(r))
-  )
+const run = runFleetCli
 
 const childEnv = (): Record<string, string> => {
   const env: Record<string, string> = {}

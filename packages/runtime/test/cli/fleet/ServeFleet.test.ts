@@ -7,42 +7,21 @@
  * 4xx pages.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { layerFleetClient } from "@logbook/fleet"
-import type { CliRun } from "@logbook/testkit"
-import { busyServerRetry, fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
-import { Effect, Layer, Redacted } from "effect"
+import { fleetTestTarget, resetFleetDatabase, tempDir } from "@logbook/testkit"
+import { Effect, Redacted } from "effect"
 import { HttpEffect } from "effect/http"
-import type { SqlClient } from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { hostPolicy, serveApp, TOKEN_COOKIE } from "../../../src/serve/index.ts"
 import { fleetReader } from "../../../src/serve/ServeFleet.ts"
 import { storeLayerNode } from "../../../src/SessionMemory.ts"
 import { importRealSessions } from "../../mcp/harness.ts"
-import { logbook } from "../inProcess.ts"
+import { runFleetCli, withDb } from "./support/fleetCli.ts"
 
 const TOKEN = "test-token-0123456789abcdefghijklmnopqrstuv"
 const HOST = "127.0.0.1:8765"
 
-const withDb = <A, E>(effect: Effect.Effect<A, E, SqlClient>) =>
-  Effect.flatMap(
-    fleetTestTarget,
-    (target) =>
-      Effect.provide(effect, Layer.orDie(layerFleetClient(target, { maxConnections: 1 }))).pipe(
-        Effect.retry(busyServerRetry)
-      )
-  )
-
-const run = (args: ReadonlyArray<string>): Effect.Effect<CliRun> =>
-  logbook(args).pipe(
-    Effect.flatMap((r) =>
-      /PgConnection: (Failed to connect|Connection closed during startup)/.test(r.stderr)
-        ? Effect.fail(r)
-        : Effect.succeed(r)
-    ),
-    Effect.retry(busyServerRetry),
-    Effect.catch((r: CliRun) => Effect.succeed(r))
-  )
+const run = runFleetCli
 
 /** A GET through `app`'s Web handler, with the run's cookie and Host. */
 const client = (app: ReturnType<typeof serveApp>) =>
