@@ -112,12 +112,22 @@ export const SearchBuildProgress = Context.Reference<
 export const refreshSearchIndex = (
   sessionsDir: string,
   scope: SearchScope,
-  options: { readonly snapshot?: boolean | undefined } = {}
+  options: RefreshOptions = {}
 ): Effect.Effect<{ readonly index: LoadedIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
   Effect.flatMap(
     currentSearchIndexes,
     (cache) => cache.lock.withPermit(refreshUnlocked(cache.indexes, sessionsDir, scope, options))
   )
+
+/** Options of {@link refreshSearchIndex}. */
+export interface RefreshOptions {
+  /** `false`: build in memory, never read or write the on-disk index (default true). */
+  readonly snapshot?: boolean | undefined
+  /** Documents per new segment (default `FLUSH_DOCS`; tests use small ones to get many segments). */
+  readonly flushDocs?: number | undefined
+  /** Live segments above which the smallest merge (default `MAX_SEGMENTS`). */
+  readonly maxSegments?: number | undefined
+}
 
 /** An index a refresh returns: in memory (`snapshot: false`) or on disk. */
 export type LoadedIndex = SearchIndex | SegmentedIndex
@@ -157,11 +167,11 @@ const refreshUnlocked = (
   indexes: Map<string, LoadedIndex>,
   sessionsDir: string,
   scope: SearchScope,
-  options: { readonly snapshot?: boolean | undefined }
+  options: RefreshOptions
 ): Effect.Effect<{ readonly index: LoadedIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
   options.snapshot === false
     ? refreshMemory(indexes, sessionsDir, scope)
-    : refreshDisk(indexes, sessionsDir, scope)
+    : refreshDisk(indexes, sessionsDir, scope, options)
 
 const refreshMemory = (indexes: Map<string, LoadedIndex>, sessionsDir: string, scope: SearchScope) =>
   Effect.gen(function*() {
@@ -195,7 +205,12 @@ const refreshMemory = (indexes: Map<string, LoadedIndex>, sessionsDir: string, s
     return { index, stats: { fromSnapshot: false, rebuilt, removed, sessions: packed.sessionNames.length } }
   })
 
-const refreshDisk = (indexes: Map<string, LoadedIndex>, sessionsDir: string, scope: SearchScope) =>
+const refreshDisk = (
+  indexes: Map<string, LoadedIndex>,
+  sessionsDir: string,
+  scope: SearchScope,
+  options: RefreshOptions
+) =>
   Effect.gen(function*() {
     const root = absolutePath(sessionsDir)
     const key = `${scope}\0${root}`
@@ -266,7 +281,7 @@ const refreshDisk = (indexes: Map<string, LoadedIndex>, sessionsDir: string, sco
       }
       builder.put(docs)
       pendingDocs += docs.docs.length
-      if (writable && pendingDocs >= FLUSH_DOCS) yield* flush
+      if (writable && pendingDocs >= (options.flushDocs ?? FLUSH_DOCS)) yield* flush
       if (i % 64 === 63) yield* report({ done: i + 1, total: changed.length, bytes, final: false })
     }
     if (!writable) {
@@ -276,7 +291,7 @@ const refreshDisk = (indexes: Map<string, LoadedIndex>, sessionsDir: string, sco
     yield* flush
     if (changed.length > 0) yield* report({ done: changed.length, total: changed.length, bytes, final: true })
     if (writable && (removed > 0 || changed.length > 0)) {
-      yield* mergeSegments(index).pipe(
+      yield* mergeSegments(index, options.maxSegments).pipe(
         Effect.andThen(commit(index)),
         Effect.catch((e) =>
           Effect.andThen(
@@ -314,6 +329,9 @@ const dropDamaged = (indexes: Map<string, LoadedIndex>, root: string, scope: Sea
     const damaged = held.segments.find((s) => s.path === error.path)
     if (damaged !== undefined) held.drop(damaged.file)
   })
+
+// Damaged segments one search repairs before it answers from memory instead.
+const MAX_REPAIRS = 16
 
 /** Ranks a query over an index of either kind. */
 const queryIndex = (index: LoadedIndex, query: string, options: QueryOptions) =>
@@ -394,20 +412,15 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
         return yield* queryIndex(index, query, queryOptions)
       })
     // A damaged segment (checksum, truncation, removed under us) is dropped and its sessions
-    // re-indexed before answering; a second failure in a row is answered from memory.
-    const hits = yield* cache.lock.withPermit(
-      attempt(options.refresh !== false).pipe(
+    // re-indexed before answering, one segment per retry; past that, the answer comes from memory.
+    const answer = (refresh: boolean, retries: number): Effect.Effect<Array<Hit>, StoreIoError, SessionFs> =>
+      attempt(refresh).pipe(
         Effect.catchTag("SegmentCorrupt", (e) =>
-          Effect.andThen(
-            dropDamaged(cache.indexes, root, scope, e),
-            attempt(true).pipe(
-              Effect.catchTag("SegmentCorrupt", () =>
-                Effect.map(refreshMemory(cache.indexes, root, scope), ({ index }) =>
-                  index.search(query, queryOptions)))
-            )
-          ))
+          retries > 0
+            ? Effect.andThen(dropDamaged(cache.indexes, root, scope, e), answer(true, retries - 1))
+            : Effect.map(refreshMemory(cache.indexes, root, scope), ({ index }) => index.search(query, queryOptions)))
       )
-    )
+    const hits = yield* cache.lock.withPermit(answer(options.refresh !== false, MAX_REPAIRS))
     const facts = new Map<string, ReadonlyArray<string | undefined>>()
     if (scope === "facts") {
       for (const name of new Set(hits.map((h) => h.session))) {
