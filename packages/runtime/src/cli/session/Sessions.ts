@@ -43,6 +43,10 @@ export const sessionsTable = <S extends SessionSummary>(
     [2, 3]
   )
 
+/** Ids a note names: at most ten, then how many more (a store of thousands never floods stderr). */
+export const idList = (ids: ReadonlyArray<string>, most = 10): string =>
+  ids.length <= most ? ids.join(", ") : `${ids.slice(0, most).join(", ")} and ${ids.length - most} more`
+
 /** `sessions [--limit N] [--json]`. */
 export const sessionsCommand = Command.make(
   "sessions",
@@ -69,7 +73,7 @@ export const sessionsCommand = Command.make(
       yield* note(
         `note: skipped ${listing.unreadable.length} director${
           listing.unreadable.length === 1 ? "y" : "ies"
-        } without a readable manifest.json (${listing.unreadable.join(", ")}); inspect with \`logbook verify <id>\``
+        } without a readable manifest.json (${idList(listing.unreadable)}); inspect with \`logbook verify <id>\``
       )
     }
   })
