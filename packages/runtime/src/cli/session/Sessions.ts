@@ -60,7 +60,7 @@ export const sessionsCommand = Command.make(
   },
   Effect.fn("cli.sessions")(function*({ json, limit }) {
     const where = yield* location
-    const listing = yield* recentSessions(where.sessionsDir, { limit: Option.getOrUndefined(limit) })
+    const listing = yield* recentSessions(where.sessionsDir, { limit: Option.getOrUndefined(limit), saveCatalog: true })
     if (json) {
       yield* printJson(listing.sessions.map(sessionJson))
     } else if (listing.sessions.length === 0) {
