@@ -1,5 +1,5 @@
 /**
- * P15 — search at power-user scale (issue 28; goals in docs/search.md#measured). A generator
+ * P15 — search at power-user scale (issue 28; goals in docs/search.md#performance). A generator
  * writes a store of sessions × 40 turns of agent-like text (`--quick`: 1 000 sessions; full:
  * 20 000, about a gigabyte; `LOGBOOK_P15_SESSIONS` overrides), each with a manifest, and every
  * figure comes from a new `logbook` process, as a person's command:

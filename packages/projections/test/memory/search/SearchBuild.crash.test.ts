@@ -1,5 +1,5 @@
 /**
- * The SIGKILL crash loop over search-index builds (docs/search.md#crash-safety): between kills the
+ * The SIGKILL crash loop over search-index builds (docs/search.md#updating-and-merging): between kills the
  * store changes (views rewritten, sessions removed and added), a child brings the on-disk index up
  * to date with tiny segments and is killed at a seeded random instant of its build (calibrated
  * from an unkilled build); after every kill a new process's search must answer exactly what an
