@@ -4,10 +4,11 @@
  * offsets, and verifies each one's CRC-32 before using it.
  *
  * Layout: the 8-byte magic `LBSEG01\n`, the dictionary blocks (JSON arrays of up to
- * {@link TERMS_PER_BLOCK} `[term, first posting, df, crc]`, terms sorted by UTF-16 code units), the
- * postings (little-endian Int32 triples `doc, tf, doc length`, one contiguous run per term, documents
- * ascending), the document blocks (JSON arrays of up to {@link DOCS_PER_BLOCK}
- * `[session, chunk, offset, created, snippet]`), then the footer: the header JSON (scope, counts,
+ * {@link TERMS_PER_BLOCK} `[term, run offset, run length, df, crc]`, terms sorted by UTF-16 code
+ * units), the postings (one run per term of unsigned LEB128 varints `doc delta, tf, doc length`,
+ * documents ascending), the document blocks (JSON arrays of up to {@link DOCS_PER_BLOCK}
+ * `[session, chunk, offset, created]`), the snippet blocks (JSON arrays of the stored snippets of as
+ * many documents), then the footer: the header JSON (scope, counts,
  * total length, the session table `[name, signature, first doc, docs, length]`, the block index),
  * its byte length and CRC-32 (two u32) and the 8-byte end magic `LBSEGEND`.
  *
@@ -71,12 +72,15 @@ export interface SegmentHeader {
   /** Byte offset of the postings region. */
   readonly postings: number
   readonly docBlocks: ReadonlyArray<BlockRef>
+  /** The stored snippets, {@link DOCS_PER_BLOCK} documents per block. */
+  readonly snippetBlocks: ReadonlyArray<BlockRef>
 }
 
-/** A term's entry: postings triples `[start, start + df)` and their CRC-32. */
+/** A term's entry: its postings run `[offset, offset + length)` of the postings region, df and CRC-32. */
 export interface TermEntry {
   readonly term: string
-  readonly start: number
+  readonly offset: number
+  readonly length: number
   readonly df: number
   readonly crc: number
 }
@@ -87,7 +91,6 @@ export interface SegmentDoc {
   readonly chunk: number
   readonly offset: number
   readonly createdAt: number | null
-  readonly snippet: string | undefined
 }
 
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
@@ -104,21 +107,16 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
   }
   const order = p.terms.map((_, i) => i).sort((a, b) => byCodeUnits(p.terms[a] ?? "", p.terms[b] ?? ""))
   // Postings first in memory (their CRCs go into the dictionary), written after it.
-  const triples = new Int32Array(((p.termStart[p.terms.length] ?? 0) / 2) * 3)
-  const entries: Array<[string, number, number, number]> = []
-  let w = 0
+  const runs: Array<Uint8Array> = []
+  const entries: Array<[string, number, number, number, number]> = []
+  let bytesAt = 0
   for (const t of order) {
     const from = p.termStart[t] ?? 0
     const to = p.termStart[t + 1] ?? 0
-    const start = w / 3
-    for (let i = from; i < to; i += 2) {
-      const d = p.postings[i] ?? 0
-      triples[w++] = d
-      triples[w++] = p.postings[i + 1] ?? 0
-      triples[w++] = p.docLength[d] ?? 0
-    }
-    const bytes = littleEndian(triples.subarray(start * 3, w))
-    entries.push([p.terms[t] ?? "", start, (to - from) / 2, crc32(bytes)])
+    const run = encodeRun(p, from, to)
+    entries.push([p.terms[t] ?? "", bytesAt, run.length, (to - from) / 2, crc32(run)])
+    runs.push(run)
+    bytesAt += run.length
   }
   const blockTerms: Array<string> = []
   const blocks: Array<BlockRef> = []
@@ -128,22 +126,29 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
     blocks.push(push(encoder.encode(JSON.stringify(block))))
   }
   const postings = at
-  push(littleEndian(triples))
+  const region = new Uint8Array(bytesAt)
+  let r = 0
+  for (const run of runs) {
+    region.set(run, r)
+    r += run.length
+  }
+  push(region)
   const docs = p.docChunk.length
   const docBlocks: Array<BlockRef> = []
   for (let i = 0; i < docs; i += DOCS_PER_BLOCK) {
-    const rows: Array<[number, number, number, number | null, string | null]> = []
+    const rows: Array<[number, number, number, number | null]> = []
     for (let d = i; d < Math.min(docs, i + DOCS_PER_BLOCK); d++) {
       const created = p.docCreated[d] ?? Number.NaN
-      rows.push([
-        p.docSession[d] ?? 0,
-        p.docChunk[d] ?? 0,
-        p.docOffset[d] ?? 0,
-        Number.isNaN(created) ? null : created,
-        p.docSnippet?.[d] ?? null
-      ])
+      rows.push([p.docSession[d] ?? 0, p.docChunk[d] ?? 0, p.docOffset[d] ?? 0, Number.isNaN(created) ? null : created])
     }
     docBlocks.push(push(encoder.encode(JSON.stringify(rows))))
+  }
+  // Stored snippets apart: ranking reads document blocks for many candidates, snippets only for hits.
+  const snippetBlocks: Array<BlockRef> = []
+  for (let i = 0; i < docs; i += DOCS_PER_BLOCK) {
+    const rows: Array<string | null> = []
+    for (let d = i; d < Math.min(docs, i + DOCS_PER_BLOCK); d++) rows.push(p.docSnippet?.[d] ?? null)
+    snippetBlocks.push(push(encoder.encode(JSON.stringify(rows))))
   }
   let totalLength = 0
   const sessions = p.sessionNames.map((name, s) => {
@@ -163,7 +168,8 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
     sessions,
     blocks: blocks.map((b, i) => [blockTerms[i], b.offset, b.length, b.crc]),
     postings,
-    docBlocks: docBlocks.map((b) => [b.offset, b.length, b.crc])
+    docBlocks: docBlocks.map((b) => [b.offset, b.length, b.crc]),
+    snippetBlocks: snippetBlocks.map((b) => [b.offset, b.length, b.crc])
   }
   // The size is part of the header: computed with a fixed-width placeholder, then filled in.
   const draft = JSON.stringify({ ...body, size: "0".repeat(16) })
@@ -185,11 +191,27 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
   return out
 }
 
-const littleEndian = (values: Int32Array): Uint8Array => {
-  const out = new Uint8Array(values.length * 4)
-  const view = new DataView(out.buffer)
-  for (let i = 0; i < values.length; i++) view.setInt32(i * 4, values[i] ?? 0, true)
-  return out
+// One term's postings as unsigned LEB128 varints: document delta (from the previous document, the
+// first from 0), tf, document length. Typical postings take 3 bytes instead of 12.
+const encodeRun = (p: Packed, from: number, to: number): Uint8Array => {
+  const out: Array<number> = []
+  const put = (value: number): void => {
+    let v = value
+    while (v >= 0x80) {
+      out.push((v & 0x7f) | 0x80)
+      v = Math.floor(v / 128)
+    }
+    out.push(v)
+  }
+  let previous = 0
+  for (let i = from; i < to; i += 2) {
+    const d = p.postings[i] ?? 0
+    put(d - previous)
+    put(p.postings[i + 1] ?? 0)
+    put(p.docLength[d] ?? 0)
+    previous = d
+  }
+  return Uint8Array.from(out)
 }
 
 const parseText: (text: string) => unknown = UndefinedOr.liftThrowable((text: string): unknown => JSON.parse(text))
@@ -233,9 +255,10 @@ export const decodeHeader = (
   const h = parseJson(bytes)
   if (typeof h !== "object" || h === null) return undefined
   if (!("v" in h && "scope" in h && "size" in h && "blocks" in h && "docBlocks" in h && "docs" in h)) return undefined
-  if (!("postings" in h && "sessions" in h && "totalLength" in h)) return undefined
+  if (!("postings" in h && "sessions" in h && "totalLength" in h && "snippetBlocks" in h)) return undefined
   if (h.v !== 1 || h.scope !== scope || Number(h.size) !== size) return undefined
-  const { blocks, docBlocks, docs, postings, sessions, totalLength } = h
+  const { blocks, docBlocks, docs, postings, sessions, snippetBlocks, totalLength } = h
+  if (!isArr(snippetBlocks)) return undefined
   if (!isInt(docs) || !isInt(postings) || !isInt(totalLength) || !isArr(sessions)) return undefined
   if (!isArr(blocks) || !isArr(docBlocks)) return undefined
   const end = size - FOOTER - bytes.length
@@ -270,7 +293,15 @@ export const decodeHeader = (
     if (got === undefined) return undefined
     outDocs.push(got)
   }
-  if (outDocs.length !== Math.ceil(docs / DOCS_PER_BLOCK) || postings > end) return undefined
+  const outSnippets: Array<BlockRef> = []
+  for (const b of snippetBlocks) {
+    if (!isArr(b)) return undefined
+    const got = ref(b[0], b[1], b[2])
+    if (got === undefined) return undefined
+    outSnippets.push(got)
+  }
+  const blocksNeeded = Math.ceil(docs / DOCS_PER_BLOCK)
+  if (outDocs.length !== blocksNeeded || outSnippets.length !== blocksNeeded || postings > end) return undefined
   return {
     scope,
     size,
@@ -280,7 +311,8 @@ export const decodeHeader = (
     blockTerms,
     blocks: outBlocks,
     postings,
-    docBlocks: outDocs
+    docBlocks: outDocs,
+    snippetBlocks: outSnippets
   }
 }
 
@@ -307,33 +339,49 @@ export const decodeTermBlock = (ref: BlockRef, bytes: Uint8Array): ReadonlyArray
   const out: Array<TermEntry> = []
   for (const row of rows) {
     if (!isArr(row)) return undefined
-    const [term, start, df, crc] = row
-    if (typeof term !== "string" || !isInt(start) || !isInt(df) || !isInt(crc)) return undefined
-    out.push({ term, start, df, crc })
+    const [term, offset, length, df, crc] = row
+    if (typeof term !== "string" || !isInt(offset) || !isInt(length) || !isInt(df) || !isInt(crc)) return undefined
+    out.push({ term, offset, length, df, crc })
   }
   return out
 }
 
 /** The byte range of a term's postings. */
 export const postingsRange = (header: SegmentHeader, entry: TermEntry): readonly [number, number] => [
-  header.postings + entry.start * 12,
-  header.postings + (entry.start + entry.df) * 12
+  header.postings + entry.offset,
+  header.postings + entry.offset + entry.length
 ]
 
 /**
- * Decodes a term's postings (`doc, tf, length` triples), checking the CRC and that every document
- * is in range; `undefined` otherwise.
+ * Decodes a term's postings into `doc, tf, length` triples, checking the CRC, that the run holds
+ * exactly `df` postings and that every document is in range; `undefined` otherwise.
  */
 export const decodePostings = (header: SegmentHeader, entry: TermEntry, bytes: Uint8Array): Int32Array | undefined => {
-  if (bytes.length !== entry.df * 12 || crc32(bytes) !== entry.crc) return undefined
-  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  if (bytes.length !== entry.length || crc32(bytes) !== entry.crc) return undefined
   const out = new Int32Array(entry.df * 3)
-  for (let i = 0; i < out.length; i++) out[i] = view.getInt32(i * 4, true)
-  for (let i = 0; i < out.length; i += 3) {
-    const d = out[i] ?? -1
-    if (d < 0 || d >= header.docs) return undefined
+  let at = 0
+  let w = 0
+  let doc = 0
+  while (at < bytes.length && w < out.length) {
+    for (let field = 0; field < 3; field++) {
+      let value = 0
+      let scale = 1
+      for (;;) {
+        const byte = bytes[at++]
+        if (byte === undefined) return undefined
+        value += (byte & 0x7f) * scale
+        if (byte < 0x80) break
+        scale *= 128
+        if (scale > 2 ** 35) return undefined
+      }
+      if (field === 0) {
+        doc += value
+        if (doc >= header.docs) return undefined
+        out[w++] = doc
+      } else out[w++] = value
+    }
   }
-  return out
+  return at === bytes.length && w === out.length ? out : undefined
 }
 
 /** Decodes a document block; `undefined` when it fails its checksum or shape. */
@@ -344,11 +392,26 @@ export const decodeDocBlock = (ref: BlockRef, bytes: Uint8Array): ReadonlyArray<
   const out: Array<SegmentDoc> = []
   for (const row of rows) {
     if (!isArr(row)) return undefined
-    const [session, chunk, offset, created, snippet] = row
+    const [session, chunk, offset, created] = row
     if (!isInt(session) || typeof chunk !== "number" || typeof offset !== "number") return undefined
     if (!(created === null || typeof created === "number")) return undefined
-    if (!(snippet === null || typeof snippet === "string")) return undefined
-    out.push({ session, chunk, offset, createdAt: created, snippet: snippet ?? undefined })
+    out.push({ session, chunk, offset, createdAt: created })
+  }
+  return out
+}
+
+/** Decodes a snippet block (`undefined` entries: none stored); `undefined` when it fails its checks. */
+export const decodeSnippetBlock = (
+  ref: BlockRef,
+  bytes: Uint8Array
+): ReadonlyArray<string | undefined> | undefined => {
+  if (bytes.length !== ref.length || crc32(bytes) !== ref.crc) return undefined
+  const rows = parseJson(bytes)
+  if (!isArr(rows)) return undefined
+  const out: Array<string | undefined> = []
+  for (const row of rows) {
+    if (!(row === null || typeof row === "string")) return undefined
+    out.push(row ?? undefined)
   }
   return out
 }

@@ -37,6 +37,7 @@ import {
   decodeDocBlock,
   decodeHeader,
   decodePostings,
+  decodeSnippetBlock,
   decodeTermBlock,
   DOCS_PER_BLOCK,
   encodeSegment,
@@ -334,6 +335,21 @@ const readDoc = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArr
     return doc
   })
 
+const readSnippet = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArray<string | undefined>>) =>
+  Effect.gen(function*() {
+    const b = Math.floor(d / DOCS_PER_BLOCK)
+    const key = `${segment.file}\0${b}`
+    let rows = cache.get(key)
+    if (rows === undefined) {
+      const ref = segment.header.snippetBlocks[b]
+      if (ref === undefined) return yield* corrupt(segment, "readSnippets", "document out of range")
+      rows = decodeSnippetBlock(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, "readSnippets"))
+      if (rows === undefined) return yield* corrupt(segment, "readSnippets", "snippet block fails its checksum")
+      cache.set(key, rows)
+    }
+    return rows[d - b * DOCS_PER_BLOCK]
+  })
+
 /**
  * Ranks `query` over the live documents of every segment: exactly the scores and order of a
  * full BM25 scoring of one index holding the same documents (statistics over live documents,
@@ -428,6 +444,7 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
     order.sort((a, b) => (lexical[b] ?? 0) - (lexical[a] ?? 0))
     const docCache = new Map<string, ReadonlyArray<SegmentDoc>>()
     const top: Array<Hit> = []
+    const at = new Map<Hit, readonly [OpenSegment, number]>()
     for (const s of order) {
       const lex = lexical[s] ?? 0
       const last = top.length >= k ? top[k - 1] : undefined
@@ -444,7 +461,7 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
         chunk: doc.chunk,
         offset: doc.offset,
         createdAt: doc.createdAt,
-        snippet: doc.snippet,
+        snippet: undefined,
         chunkId: `${session}:${doc.chunk}`,
         score
       }
@@ -457,9 +474,16 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
         else hi = mid
       }
       top.splice(lo, 0, hit)
+      at.set(hit, [segment, d])
       if (top.length > k) top.pop()
     }
-    return top
+    const snippets = new Map<string, ReadonlyArray<string | undefined>>()
+    const out: Array<Hit> = []
+    for (const hit of top) {
+      const place = at.get(hit)
+      out.push(place === undefined ? hit : { ...hit, snippet: yield* readSnippet(place[0], place[1], snippets) })
+    }
+    return out
   })
 
 const kthLargest = (values: Float64Array, k: number): number => {
@@ -527,18 +551,23 @@ export const readPacked = (segment: OpenSegment) =>
     const docSnippet: Array<string> = new Array<string>(next).fill("")
     let withSnippets = false
     const cache = new Map<string, ReadonlyArray<SegmentDoc>>()
+    const snippets = new Map<string, ReadonlyArray<string | undefined>>()
     for (let d = 0; d < h.docs; d++) {
       const nd = remap[d] ?? -1
       if (nd < 0) continue
       const doc = yield* readDoc(segment, d, cache)
-      if (d % DOCS_PER_BLOCK === DOCS_PER_BLOCK - 1) cache.clear()
+      if (d % DOCS_PER_BLOCK === DOCS_PER_BLOCK - 1) {
+        cache.clear()
+        snippets.clear()
+      }
       docSession[nd] = localOf[doc.session] ?? 0
       docChunk[nd] = doc.chunk
       docOffset[nd] = doc.offset
       docCreated[nd] = doc.createdAt ?? Number.NaN
-      if (doc.snippet !== undefined) {
+      const snippet = yield* readSnippet(segment, d, snippets)
+      if (snippet !== undefined) {
         withSnippets = true
-        docSnippet[nd] = doc.snippet
+        docSnippet[nd] = snippet
       }
     }
     const terms: Array<string> = []
