@@ -50,9 +50,9 @@ import {
 /** Documents a build packs into one new segment before writing it (the build's memory bound). */
 export const FLUSH_DOCS = 8_192
 /** More live segments than this and the smallest are merged. */
-export const MAX_SEGMENTS = 12
+export const MAX_SEGMENTS = 16
 /** A merge never produces a segment of more live documents than this (its memory bound). */
-export const MAX_MERGE_DOCS = 262_144
+export const MAX_MERGE_DOCS = 65_536
 
 const EPS = 1e-9
 
