@@ -3,9 +3,10 @@
  * facts of the session memory views exactly as VT Code's `search_memory` does (BM25 with
  * k1 = 1.2, b = 0.75, the mild recency multiplier, ties by chunk id); `history` ranks the
  * retained turns of every log (goal, agent messages, plans, decisions, commands, paths, errors)
- * by the same rules. An incremental index (kept by a host's `SearchIndexCache`) keeps one segment per session keyed by the
- * (size, mtime) signature of its source file, so only changed sessions are re-read; a compact
- * snapshot of it under the sessions root lets a one-shot CLI search start without rebuilding.
+ * by the same rules. The index lives on disk under the sessions root (docs/search.md#on-disk-index):
+ * immutable segments of sessions keyed by the (size, mtime) signature of their source files, a
+ * manifest naming the live ones and a deletion set, so only changed sessions are re-read and a
+ * one-shot CLI search reads only its terms' postings; a host's `SearchIndexCache` keeps it open.
  */
 import { DEFAULT_MAX_RESULTS, readMemoryFactsText, redactSecrets } from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
@@ -42,7 +43,7 @@ export interface SearchOptions {
   readonly minScore?: number | undefined
   /** Unix seconds for the recency multiplier; default the `Clock`. */
   readonly now?: number | undefined
-  /** Load and save the index snapshot under the sessions root (default true). */
+  /** Use the on-disk index under the sessions root (default true); `false` builds one in memory. */
   readonly snapshot?: boolean | undefined
   /**
    * `false`: query the index the host's {@link SearchIndexCache} already holds, without checking
