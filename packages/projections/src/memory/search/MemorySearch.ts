@@ -247,6 +247,7 @@ const refreshDisk = (
     }
     let builder = new SearchIndex()
     let pendingDocs = 0
+    let indexedDocs = 0
     let bytes = 0
     let writable = true
     const flush = Effect.gen(function*() {
@@ -282,6 +283,7 @@ const refreshDisk = (
       }
       builder.put(docs)
       pendingDocs += docs.docs.length
+      indexedDocs += docs.docs.length
       if (writable && pendingDocs >= (options.flushDocs ?? FLUSH_DOCS)) yield* flush
       if (i % 64 === 63) yield* report({ done: i + 1, total: changed.length, bytes, final: false })
     }
@@ -292,7 +294,9 @@ const refreshDisk = (
     yield* flush
     if (changed.length > 0) yield* report({ done: changed.length, total: changed.length, bytes, final: true })
     if (writable && (removed > 0 || changed.length > 0)) {
-      yield* mergeSegments(index, options.maxSegments).pipe(
+      // A merge may move at most a few times what this refresh indexed (at least one flush's worth):
+      // larger merges wait for a larger update, so a search after one change stays fast.
+      yield* mergeSegments(index, options.maxSegments, Math.max(FLUSH_DOCS, 4 * indexedDocs)).pipe(
         Effect.andThen(commit(index)),
         Effect.catch((e) =>
           Effect.andThen(

@@ -364,84 +364,81 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
     let totalLength = 0
     for (const s of index.segments) totalLength += s.liveLength
     const avgdl = totalLength / n
-    const q = tokens.length
     const positions = new Map<string, Array<number>>()
     tokens.forEach((t, i) => {
       const list = positions.get(t)
       if (list === undefined) positions.set(t, [i])
       else list.push(i)
     })
-    // Postings of every query term in every segment, live ones only, and the live df.
-    const found: Array<{ seg: number; term: string; postings: Int32Array }> = []
+    // First the live df of every term: the dictionary's df, or for a segment with deletions its
+    // postings counted without the deleted documents.
+    const entries: Array<Map<string, TermEntry>> = []
     const df = new Map<string, number>()
-    for (let si = 0; si < index.segments.length; si++) {
-      const segment = index.segments[si]
-      if (segment === undefined || segment.liveDocs === 0) continue
+    for (const segment of index.segments) {
+      const own = new Map<string, TermEntry>()
+      entries.push(own)
+      if (segment.liveDocs === 0) continue
       const blocks = new Map<number, ReadonlyArray<TermEntry>>()
       for (const term of positions.keys()) {
         const entry = yield* lookupTerm(segment, term, blocks)
         if (entry === undefined) continue
-        const postings = yield* readPostings(segment, entry)
         let live = entry.df
         const dead = segment.dead
         if (dead !== undefined) {
+          const postings = yield* readPostings(segment, entry)
           live = 0
           for (let i = 0; i < postings.length; i += 3) if (dead[postings[i] ?? 0] !== 1) live++
         }
         if (live === 0) continue
+        own.set(term, entry)
         df.set(term, (df.get(term) ?? 0) + live)
-        found.push({ seg: si, term, postings })
       }
     }
-    if (found.length === 0) return []
-    const slots = new Map<number, Int32Array>()
-    const candSeg: Array<number> = []
-    const candDoc: Array<number> = []
-    let contrib = new Float64Array(64 * q)
-    for (const { postings, seg, term } of found) {
-      const segment = index.segments[seg]
-      if (segment === undefined) continue
-      let slotOf = slots.get(seg)
-      if (slotOf === undefined) slots.set(seg, slotOf = new Int32Array(segment.header.docs).fill(-1))
-      const idf = bm25Idf(n, df.get(term) ?? 0)
-      const at = positions.get(term) ?? []
-      const dead = segment.dead
-      for (let i = 0; i < postings.length; i += 3) {
-        const d = postings[i] ?? 0
-        if (dead !== undefined && dead[d] === 1) continue
-        const c = bm25Term(idf, postings[i + 1] ?? 0, postings[i + 2] ?? 0, avgdl)
-        let s = slotOf[d] ?? -1
-        if (s < 0) {
-          s = candSeg.length
-          slotOf[d] = s
-          candSeg.push(seg)
-          candDoc.push(d)
-          if ((s + 1) * q > contrib.length) {
-            const grown = new Float64Array(contrib.length * 2)
-            grown.set(contrib)
-            contrib = grown
-          }
+    if (df.size === 0) return []
+    // Then each query position in order, one postings run at a time, added into a dense lexical
+    // score per document: the sum in query order from 0 that a full scoring computes (a document
+    // without the term adds nothing, exactly as adding 0 would), bit for bit.
+    const lexicalOf: Array<Float64Array | undefined> = index.segments.map(() => undefined)
+    for (const token of tokens) {
+      const total = df.get(token)
+      if (total === undefined) continue
+      const idf = bm25Idf(n, total)
+      for (let si = 0; si < index.segments.length; si++) {
+        const segment = index.segments[si]
+        const entry = entries[si]?.get(token)
+        if (segment === undefined || entry === undefined) continue
+        let lexical = lexicalOf[si]
+        if (lexical === undefined) lexicalOf[si] = lexical = new Float64Array(segment.header.docs)
+        const postings = yield* readPostings(segment, entry)
+        const dead = segment.dead
+        for (let i = 0; i < postings.length; i += 3) {
+          const d = postings[i] ?? 0
+          if (dead !== undefined && dead[d] === 1) continue
+          lexical[d] = (lexical[d] ?? 0) + bm25Term(idf, postings[i + 1] ?? 0, postings[i + 2] ?? 0, avgdl)
         }
-        for (const pos of at) contrib[s * q + pos] = c
       }
-    }
-    const count = candSeg.length
-    const lexical = new Float64Array(count)
-    for (let s = 0; s < count; s++) {
-      // Summed in query order from 0, as a full scoring does (absent terms add exactly 0).
-      let sum = 0
-      for (let pos = 0; pos < q; pos++) sum += contrib[s * q + pos] ?? 0
-      lexical[s] = sum
     }
     const k = options.maxResults
     // Every top-k document scores at least the k-th largest lexical score (the multiplier is ≥ 1).
-    const floor = count < k ? 0 : kthLargest(lexical, k)
-    const order: Array<number> = []
-    for (let s = 0; s < count; s++) {
-      const bound = (lexical[s] ?? 0) * MAX_RECENCY_MULTIPLIER * (1 + EPS)
-      if (bound > 0 && bound >= floor && bound >= options.minScore) order.push(s)
-    }
-    order.sort((a, b) => (lexical[b] ?? 0) - (lexical[a] ?? 0))
+    const floor = kthLargest(lexicalOf, k)
+    const candSeg: Array<number> = []
+    const candDoc: Array<number> = []
+    const candLex: Array<number> = []
+    lexicalOf.forEach((lexical, si) => {
+      if (lexical === undefined) return
+      for (let d = 0; d < lexical.length; d++) {
+        const lex = lexical[d] ?? 0
+        const bound = lex * MAX_RECENCY_MULTIPLIER * (1 + EPS)
+        if (lex > 0 && bound >= floor && bound >= options.minScore) {
+          candSeg.push(si)
+          candDoc.push(d)
+          candLex.push(lex)
+        }
+      }
+    })
+    const order = candLex.map((_, i) => i)
+    order.sort((x, y) => (candLex[y] ?? 0) - (candLex[x] ?? 0))
+    const lexical = candLex
     const docCache = new Map<string, ReadonlyArray<SegmentDoc>>()
     const top: Array<Hit> = []
     const at = new Map<Hit, readonly [OpenSegment, number]>()
@@ -486,40 +483,45 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
     return out
   })
 
-const kthLargest = (values: Float64Array, k: number): number => {
+// The k-th largest positive value of all arrays; 0 when there are fewer than k (nothing is safe to skip then).
+const kthLargest = (arrays: ReadonlyArray<Float64Array | undefined>, k: number): number => {
   // A min-heap of the k largest.
   const heap = new Float64Array(k)
   let size = 0
-  for (const v of values) {
-    if (size < k) {
-      let c = size++
-      heap[c] = v
-      while (c > 0) {
-        const p = (c - 1) >> 1
-        if ((heap[p] ?? 0) <= (heap[c] ?? 0)) break
-        const tmp = heap[p] ?? 0
-        heap[p] = heap[c] ?? 0
-        heap[c] = tmp
-        c = p
-      }
-    } else if (v > (heap[0] ?? 0)) {
-      heap[0] = v
-      let c = 0
-      for (;;) {
-        const l = 2 * c + 1
-        const r = l + 1
-        let m = c
-        if (l < k && (heap[l] ?? 0) < (heap[m] ?? 0)) m = l
-        if (r < k && (heap[r] ?? 0) < (heap[m] ?? 0)) m = r
-        if (m === c) break
-        const tmp = heap[m] ?? 0
-        heap[m] = heap[c] ?? 0
-        heap[c] = tmp
-        c = m
+  for (const values of arrays) {
+    if (values === undefined) continue
+    for (const v of values) {
+      if (!(v > 0)) continue
+      if (size < k) {
+        let c = size++
+        heap[c] = v
+        while (c > 0) {
+          const p = (c - 1) >> 1
+          if ((heap[p] ?? 0) <= (heap[c] ?? 0)) break
+          const tmp = heap[p] ?? 0
+          heap[p] = heap[c] ?? 0
+          heap[c] = tmp
+          c = p
+        }
+      } else if (v > (heap[0] ?? 0)) {
+        heap[0] = v
+        let c = 0
+        for (;;) {
+          const l = 2 * c + 1
+          const r = l + 1
+          let m = c
+          if (l < k && (heap[l] ?? 0) < (heap[m] ?? 0)) m = l
+          if (r < k && (heap[r] ?? 0) < (heap[m] ?? 0)) m = r
+          if (m === c) break
+          const tmp = heap[m] ?? 0
+          heap[m] = heap[c] ?? 0
+          heap[c] = tmp
+          c = m
+        }
       }
     }
   }
-  return heap[0] ?? 0
+  return size < k ? 0 : heap[0] ?? 0
 }
 
 /**
@@ -706,10 +708,15 @@ export const concatPacked = (parts: ReadonlyArray<Packed>): Packed => {
 
 /**
  * Merges the smallest live segments while more than {@link MAX_SEGMENTS} are live (never beyond
- * {@link MAX_MERGE_DOCS} live documents in one merge), committing after each merge; returns how
- * many merges ran.
+ * {@link MAX_MERGE_DOCS} live documents in one merge, nor beyond `budgetDocs`: a small update
+ * merges only small segments, so one changed session never waits for a large merge), committing
+ * after each merge; returns how many merges ran.
  */
-export const mergeSegments = (index: SegmentedIndex, maxSegments: number = MAX_SEGMENTS) =>
+export const mergeSegments = (
+  index: SegmentedIndex,
+  maxSegments: number = MAX_SEGMENTS,
+  budgetDocs: number = MAX_MERGE_DOCS
+) =>
   Effect.gen(function*() {
     let merges = 0
     while (index.segments.length > maxSegments) {
@@ -722,7 +729,7 @@ export const mergeSegments = (index: SegmentedIndex, maxSegments: number = MAX_S
         docs += s.liveDocs
         if (chosen.length >= 4) break
       }
-      if (chosen.length < 2 || docs > MAX_MERGE_DOCS) break
+      if (chosen.length < 2 || docs > Math.min(MAX_MERGE_DOCS, budgetDocs)) break
       const parts: Array<Packed> = []
       for (const s of chosen) parts.push(yield* readPacked(s))
       const merged = yield* writeSegment(index, concatPacked(parts))
