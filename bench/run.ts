@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --quick] [-- --only P1,P4]`: runs the README.md#performance benchmarks P1 to P14, each
+ * `npm run bench [-- --quick] [-- --only P1,P4]`: runs the README.md#performance benchmarks P1 to P15, each
  * against its raw Node baseline in this same process, prints per-benchmark medians, and ends
  * with one `P<n>: <value>` line per benchmark (ratios for P1–P4, peak MiB for P5) so scripts
  * can read the last lines. Data sets are seeded and live in a temp dir removed at exit.
@@ -19,6 +19,7 @@ import { runP11 } from "./p11-replication.ts"
 import { runP12 } from "./p12-mcp.ts"
 import { runP13 } from "./p13-recorder.ts"
 import { runP14 } from "./p14-serve.ts"
+import { runP15 } from "./p15-search-scale.ts"
 import { runP2 } from "./p2-commit.ts"
 import { runP3 } from "./p3-open.ts"
 import { runP4 } from "./p4-rescan.ts"
@@ -58,7 +59,8 @@ const order: ReadonlyArray<readonly [string, (ctx: BenchContext) => Promise<Outc
   ["P11", runP11],
   ["P12", runP12],
   ["P13", runP13],
-  ["P14", runP14]
+  ["P14", runP14],
+  ["P15", runP15]
 ]
 
 const root = makeTempRoot()

@@ -2,13 +2,22 @@
  * The sessions of a store, most recently updated first (VT Code's `recent_sessions`; fields in docs/format.md#manifest), with
  * what an operator needs to pick one: counters, status, whether a live process holds it and
  * whether it is pinned. Sessions are found only as direct children of the sessions root (never
- * from manifest contents), manifests are read without following links, and nothing is written.
+ * from manifest contents), manifests are read without following links, and the only file ever written
+ * is the catalog, when asked (a cache of what manifests say; never a session's files).
  */
 import type { Manifest } from "@logbook/domain"
-import { compareInstants, parseRfc3339 } from "@logbook/domain"
+import { compareInstants, parseRfc3339, SessionStatus } from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
-import { absolutePath, loadManifestCached, pathsForDir, SessionFs, sessionLockProbe } from "@logbook/store"
-import { Effect, Option } from "effect"
+import {
+  absolutePath,
+  childPath,
+  fileSignature,
+  loadManifestCached,
+  pathsForDir,
+  SessionFs,
+  sessionLockProbe
+} from "@logbook/store"
+import { Effect, Option, Result, Schema } from "effect"
 
 /** One session of a listing. `id` is the directory name: the identity every command accepts. */
 export interface SessionSummary {
@@ -44,6 +53,11 @@ export interface SessionListing {
 export interface RecentSessionsOptions {
   /** At most this many sessions, the most recent (default: all). */
   readonly limit?: number | undefined
+  /**
+   * Keep the catalog up to date (write it when a manifest changed): what `logbook sessions` asks
+   * for. Default false: the listing writes nothing, though it still uses a catalog it finds.
+   */
+  readonly saveCatalog?: boolean | undefined
 }
 
 /**
@@ -70,7 +84,7 @@ export const compareRecency = (a: SessionSummary, b: SessionSummary): number => 
  */
 export const summaryOf = (
   id: string,
-  m: Manifest,
+  m: Pick<Manifest, "session_id" | "status" | "turn_count" | "event_count" | "created_at" | "updated_at" | "in_turn">,
   live: boolean,
   pinned: boolean,
   links: { readonly lock?: boolean; readonly pin?: boolean; readonly imported?: boolean } = {}
@@ -90,17 +104,57 @@ export const summaryOf = (
   imported: links.imported === true
 })
 
+/** The file name of the sessions catalog, directly below the sessions root (a dot name: never a session). */
+export const sessionsCatalogName = ".logbook-sessions-catalog.json"
+
+// What a listing needs from a manifest, kept per session with the manifest's (size, mtime).
+const CatalogEntry = Schema.Struct({
+  sig: Schema.String,
+  summary: Schema.NullOr(Schema.Struct({
+    session_id: Schema.String,
+    status: SessionStatus,
+    turn_count: Schema.Number,
+    event_count: Schema.Number,
+    created_at: Schema.String,
+    updated_at: Schema.String,
+    in_turn: Schema.Boolean
+  }))
+})
+type CatalogEntry = typeof CatalogEntry.Type
+const Catalog = Schema.Struct({
+  format: Schema.Literal("logbook-sessions-catalog"),
+  version: Schema.Literal(1),
+  sessions: Schema.Record(Schema.String, CatalogEntry)
+})
+const decodeCatalog = Schema.decodeUnknownResult(Schema.fromJsonString(Catalog))
+const utf8 = new TextDecoder("utf-8")
+
+const catalogFields = (m: Manifest): NonNullable<CatalogEntry["summary"]> => ({
+  session_id: m.session_id,
+  status: m.status,
+  turn_count: m.turn_count,
+  event_count: m.event_count,
+  created_at: m.created_at,
+  updated_at: m.updated_at,
+  in_turn: m.in_turn === true
+})
+
 /**
  * Lists the sessions below `sessionsDir`, most recently updated first. Entries that are not real
  * directories (symlinks included) or whose names start with `.` (trash, temporaries) are
  * ignored; directories whose manifest is missing, unreadable or invalid are listed in
  * `unreadable`. A missing root is an empty store.
  *
- * Manifests come through the process-wide manifest LRU (200 entries keyed by path, valid while the
- * file's mtime and size are unchanged; the store's own manifest writes evict their entry), so
- * listing again only re-reads manifests that changed.
+ * Manifests are read only when the compact catalog beside them (`.logbook-sessions-catalog.json`,
+ * what a listing needs from each manifest, keyed by the manifest's size and mtime — the manifest
+ * LRU's rule) does not hold them at their current signature; the catalog is rewritten atomically
+ * when anything changed and `saveCatalog` is set. Liveness, pins and the import marker are probed only for the sessions
+ * listed (the `limit` most recent), so `--limit 20` on 20 000 sessions stats every manifest once
+ * and reads none of those unchanged.
  *
- * **Gotchas**: stats every session (O(sessions)); `live` is a snapshot of the lock.
+ * **Gotchas**: stats every session (O(sessions)); `live` is a snapshot of the lock; a manifest
+ * rewritten with the same size within the mtime granularity is seen at its next change (as with
+ * the LRU); failing to write the catalog is ignored.
  */
 export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
   function*(sessionsDir: string, options: RecentSessionsOptions = {}) {
@@ -108,23 +162,67 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
     const root = absolutePath(sessionsDir)
     const rootInfo = yield* fs.lstat(root)
     if (Option.isNone(rootInfo)) return { sessionsDir: root, sessions: [], unreadable: [] } satisfies SessionListing
-    const sessions: Array<SessionSummary> = []
+    const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
+    const dirs = yield* fs.lstatMany(names.map((name) => childPath(root, name)))
+    const candidates = names.filter((_, i) => dirs[i]?.type === "Directory")
+    const manifests = yield* fs.lstatMany(candidates.map((name) => pathsForDir(root, name).manifest)).pipe(
+      // One unreadable entry fails the batch: then each is asked alone, and only it is unreadable.
+      Effect.catch(() =>
+        Effect.forEach(candidates, (name) =>
+          fs.lstat(pathsForDir(root, name).manifest).pipe(
+            Effect.map(Option.getOrUndefined),
+            Effect.catch(() => Effect.succeed(undefined))
+          ))
+      )
+    )
+    const catalogPath = childPath(root, sessionsCatalogName)
+    const catalogBytes = yield* fs.readFileNoFollow(catalogPath).pipe(
+      Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
+    )
+    const decoded = Option.isNone(catalogBytes) ? undefined : decodeCatalog(utf8.decode(catalogBytes.value))
+    const cached = decoded !== undefined && Result.isSuccess(decoded) ? decoded.success.sessions : {}
+    const next: Record<string, CatalogEntry> = {}
+    let dirty = decoded === undefined || Result.isFailure(decoded)
+    const found: Array<{ readonly name: string; readonly fields: NonNullable<CatalogEntry["summary"]> }> = []
     const unreadable: Array<string> = []
-    for (const name of yield* fs.listDir(root)) {
-      if (name.startsWith(".")) continue
-      const paths = pathsForDir(root, name)
-      const info = yield* fs.lstat(paths.dir)
-      if (Option.isNone(info) || info.value.type !== "Directory") continue
-      const manifestInfo = yield* fs.lstat(paths.manifest).pipe(Effect.catch(() => Effect.succeed(Option.none())))
-      const manifest = Option.isNone(manifestInfo) || manifestInfo.value.type !== "File"
-        ? Option.none<Manifest>()
-        : yield* loadManifestCached(paths.manifest, manifestInfo.value).pipe(
-          Effect.catch(() => Effect.succeed(Option.none<Manifest>()))
-        )
-      if (Option.isNone(manifest)) {
+    for (let i = 0; i < candidates.length; i++) {
+      const name = candidates[i]
+      if (name === undefined) continue
+      const info = manifests[i]
+      if (info === undefined || info.type !== "File") {
         unreadable.push(name)
         continue
       }
+      const sig = fileSignature(info)
+      const hit = Object.hasOwn(cached, name) ? cached[name] : undefined
+      let entry: CatalogEntry
+      if (hit !== undefined && hit.sig === sig) entry = hit
+      else {
+        const manifest = yield* loadManifestCached(pathsForDir(root, name).manifest, info).pipe(
+          Effect.catch(() => Effect.succeed(Option.none<Manifest>()))
+        )
+        entry = { sig, summary: Option.isNone(manifest) ? null : catalogFields(manifest.value) }
+        dirty = true
+      }
+      next[name] = entry
+      if (entry.summary === null) unreadable.push(name)
+      else found.push({ name, fields: entry.summary })
+    }
+    if (Object.keys(cached).length !== Object.keys(next).length) dirty = true
+    if (dirty && options.saveCatalog === true) {
+      yield* fs.writeAtomic(
+        catalogPath,
+        JSON.stringify({ format: "logbook-sessions-catalog", version: 1, sessions: next })
+      ).pipe(Effect.catch((e) => Effect.logDebug(`sessions catalog not saved: ${e.message}`)))
+    }
+    // Ordered on what the catalog holds; only the sessions listed are probed for locks and pins.
+    const bare = found.map(({ fields, name }) => summaryOf(name, fieldsManifest(fields), false, false))
+    bare.sort(compareRecency)
+    const limit = options.limit
+    const limited = limit === undefined ? bare : bare.slice(0, Math.max(0, limit))
+    const sessions: Array<SessionSummary> = []
+    for (const s of limited) {
+      const paths = pathsForDir(root, s.id)
       const lock = yield* sessionLockProbe(paths.dir)
       const pin = yield* fs.lstat(paths.pin)
       const pinIsLink = Option.isSome(pin) && pin.value.type === "SymbolicLink"
@@ -132,20 +230,24 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
         Effect.map(Option.isSome),
         Effect.catch(() => Effect.succeed(true))
       )
-      sessions.push(
-        summaryOf(name, manifest.value, lock === "held" || lock === "link", Option.isSome(pin), {
-          lock: lock === "link",
-          pin: pinIsLink,
-          imported
-        })
-      )
+      sessions.push({
+        ...s,
+        live: lock === "held" || lock === "link",
+        lockIsLink: lock === "link",
+        pinned: Option.isSome(pin),
+        pinIsLink: pinIsLink,
+        imported
+      })
     }
-    sessions.sort(compareRecency)
-    const limit = options.limit
-    const limited = limit === undefined ? sessions : sessions.slice(0, Math.max(0, limit))
-    return { sessionsDir: root, sessions: limited, unreadable } satisfies SessionListing
+    return { sessionsDir: root, sessions, unreadable } satisfies SessionListing
   }
 )
+
+// `summaryOf` reads only these fields of a manifest.
+const fieldsManifest = (f: NonNullable<CatalogEntry["summary"]>): Pick<
+  Manifest,
+  "session_id" | "status" | "turn_count" | "event_count" | "created_at" | "updated_at" | "in_turn"
+> => f
 
 /** The error channel of {@link recentSessions}: reading the root itself failed. */
 export type RecentSessionsError = StoreIoError

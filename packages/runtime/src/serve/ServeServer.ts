@@ -2,7 +2,7 @@
  * `logbook serve` on the Node HTTP server: binds, learns the port it got (port 0 picks a free
  * one), makes the run's token, builds the {@link serveApp} with the `Host` policy of the bound
  * address, and serves until its scope closes. Read-only: the store is only read (the search
- * index snapshot aside, as `logbook search` saves it).
+ * index aside, as `logbook search` saves it).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import type { FleetTarget } from "@logbook/fleet"

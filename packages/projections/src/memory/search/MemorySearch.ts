@@ -3,21 +3,33 @@
  * facts of the session memory views exactly as VT Code's `search_memory` does (BM25 with
  * k1 = 1.2, b = 0.75, the mild recency multiplier, ties by chunk id); `history` ranks the
  * retained turns of every log (goal, agent messages, plans, decisions, commands, paths, errors)
- * by the same rules. An incremental index (kept by a host's `SearchIndexCache`) keeps one segment per session keyed by the
- * (size, mtime) signature of its source file, so only changed sessions are re-read; a compact
- * snapshot of it under the sessions root lets a one-shot CLI search start without rebuilding.
+ * by the same rules. The index lives on disk under the sessions root (docs/search.md#on-disk-index):
+ * immutable segments of sessions keyed by the (size, mtime) signature of their source files, a
+ * manifest naming the live ones and a deletion set, so only changed sessions are re-read and a
+ * one-shot CLI search reads only its terms' postings; a host's `SearchIndexCache` keeps it open.
  */
 import { DEFAULT_MAX_RESULTS, readMemoryFactsText, redactSecrets } from "@logbook/domain"
 import type { StoreIoError } from "@logbook/store"
 import { buildFor, historySnippet, sourcePath, turnTextAt, utf8 } from "./SearchDocuments.ts"
 import type { SearchScope } from "./SearchDocuments.ts"
 export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
+export type { SegmentedIndex } from "./internal/segmentedIndex.ts"
 import { absolutePath, childPath, fileSignature, SessionFs } from "@logbook/store"
-import { Clock, Effect, Option, Result } from "effect"
+import { Clock, Context, Effect, Option, Result } from "effect"
 import { reportSkipped } from "../../session/SkippedSessions.ts"
-import type { Hit, SessionDocs } from "./internal/searchIndex.ts"
+import type { Hit, QueryOptions, SessionDocs } from "./internal/searchIndex.ts"
 import { SearchIndex } from "./internal/searchIndex.ts"
-import { decodeSnapshot, encodeSnapshot } from "./internal/searchSnapshot.ts"
+import {
+  commit,
+  FLUSH_DOCS,
+  mergeSegments,
+  openIndex,
+  removeUnreferenced,
+  searchSegments,
+  SegmentedIndex,
+  writeSegment
+} from "./internal/segmentedIndex.ts"
+import type { SegmentCorrupt } from "./internal/segmentFile.ts"
 import { currentSearchIndexes } from "./SearchIndexCache.ts"
 export type { SearchScope } from "./SearchDocuments.ts"
 
@@ -31,7 +43,7 @@ export interface SearchOptions {
   readonly minScore?: number | undefined
   /** Unix seconds for the recency multiplier; default the `Clock`. */
   readonly now?: number | undefined
-  /** Load and save the index snapshot under the sessions root (default true). */
+  /** Use the on-disk index under the sessions root (default true); `false` builds one in memory. */
   readonly snapshot?: boolean | undefined
   /**
    * `false`: query the index the host's {@link SearchIndexCache} already holds, without checking
@@ -61,7 +73,10 @@ export interface MemorySearchResult {
   readonly offset?: number
 }
 
-/** The file name of a scope's index snapshot, directly below the sessions root (a dot name: never a session). */
+/**
+ * The file name of a scope's index manifest, directly below the sessions root (a dot name: never a
+ * session); its segments are the `.logbook-search-<scope>-<generation>-<pid>.seg` files beside it.
+ */
 export const searchSnapshotName = (scope: SearchScope): string => `.logbook-search-${scope}.idx`
 
 /** What one refresh did (for tests and progress). */
@@ -72,71 +87,70 @@ export interface RefreshStats {
   readonly sessions: number
 }
 
-const loadSnapshot = (root: string, scope: SearchScope) =>
-  Effect.gen(function*() {
-    const fs = yield* SessionFs
-    const bytes = yield* fs.readFileNoFollow(childPath(root, searchSnapshotName(scope))).pipe(
-      Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
-    )
-    return Option.isNone(bytes) ? undefined : decodeSnapshot(scope, bytes.value)
-  })
+/**
+ * Where a build reports its progress: sessions checked out of all, documents indexed and bytes of
+ * source read so far. The default drops the reports; the CLI prints a line on a terminal.
+ */
+export const SearchBuildProgress = Context.Reference<
+  (
+    progress: { readonly done: number; readonly total: number; readonly bytes: number; readonly final: boolean }
+  ) => Effect.Effect<void>
+>("@logbook/projections/SearchBuildProgress", { defaultValue: () => () => Effect.void })
 
 /**
- * Brings the index of (`sessionsDir`, `scope`) up to date: loads the snapshot when this process
- * has no index yet, re-reads only sessions whose source file signature changed, drops sessions
- * that are gone, and saves the snapshot when anything changed. Symlinked session entries and
+ * Brings the index of (`sessionsDir`, `scope`) up to date: opens the on-disk index (its manifest
+ * and segment headers) when this process holds none yet, re-reads only sessions whose source file
+ * signature changed into new segments, deletes sessions that are gone, merges segments when too
+ * many are live, and commits the manifest when anything changed. With `snapshot: false` nothing
+ * is read from or written to disk: the index is built in memory. Symlinked session entries and
  * source files are never read.
  *
  * **Gotchas**: a change that keeps both size and mtime (same size, within the file system's
- * timestamp granularity) is not seen until the next change; failing to save the snapshot is
- * ignored (the next run rebuilds what it must).
+ * timestamp granularity) is not seen until the next change; failing to write the index is
+ * ignored (the next run rebuilds what it must), and the search still answers from what this
+ * process indexed.
  */
 export const refreshSearchIndex = (
   sessionsDir: string,
   scope: SearchScope,
-  options: { readonly snapshot?: boolean | undefined } = {}
-): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
+  options: RefreshOptions = {}
+): Effect.Effect<{ readonly index: LoadedIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
   Effect.flatMap(
     currentSearchIndexes,
     (cache) => cache.lock.withPermit(refreshUnlocked(cache.indexes, sessionsDir, scope, options))
   )
 
-const refreshUnlocked = (
-  indexes: Map<string, SearchIndex>,
-  sessionsDir: string,
-  scope: SearchScope,
-  options: { readonly snapshot?: boolean | undefined }
-): Effect.Effect<{ readonly index: SearchIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
+/** Options of {@link refreshSearchIndex}. */
+export interface RefreshOptions {
+  /** `false`: build in memory, never read or write the on-disk index (default true). */
+  readonly snapshot?: boolean | undefined
+  /** Documents per new segment (default `FLUSH_DOCS`; tests use small ones to get many segments). */
+  readonly flushDocs?: number | undefined
+  /** Live segments above which the smallest merge (default `MAX_SEGMENTS`). */
+  readonly maxSegments?: number | undefined
+}
+
+/** An index a refresh returns: in memory (`snapshot: false`) or on disk. */
+export type LoadedIndex = SearchIndex | SegmentedIndex
+
+interface Scan {
+  readonly sessions: ReadonlyArray<{ readonly name: string; readonly sig: string; readonly size: number }>
+}
+
+/** The sessions of the root with a regular source file, and their signatures (`undefined`: no root). */
+const scanRoot = (root: string, scope: SearchScope) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    const root = absolutePath(sessionsDir)
-    const key = `${scope}\0${root}`
-    const useSnapshot = options.snapshot !== false
-    let index = indexes.get(key)
-    let fromSnapshot = false
-    if (index === undefined) {
-      const packed = useSnapshot ? yield* loadSnapshot(root, scope) : undefined
-      fromSnapshot = packed !== undefined
-      index = new SearchIndex(packed)
-      index.saved = fromSnapshot
-      indexes.set(key, index)
-    }
     const rootInfo = yield* fs.lstat(root)
-    if (Option.isNone(rootInfo) || rootInfo.value.type !== "Directory") {
-      for (const name of index.sessions()) index.remove(name)
-      index.pack()
-      return { index, stats: { fromSnapshot, rebuilt: 0, removed: 0, sessions: 0 } }
-    }
+    if (Option.isNone(rootInfo) || rootInfo.value.type !== "Directory") return undefined
     const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
     // One batch of lstats for the entries and one for their source files.
     const dirs = yield* fs.lstatMany(names.map((name) => childPath(root, name)))
-    const sessions = names.filter((_, i) => dirs[i]?.type === "Directory")
-    const sources = yield* fs.lstatMany(sessions.map((name) => sourcePath(root, name, scope)))
-    const present = new Set<string>()
-    let rebuilt = 0
-    let removed = 0
-    for (let i = 0; i < sessions.length; i++) {
-      const name = sessions[i]
+    const candidates = names.filter((_, i) => dirs[i]?.type === "Directory")
+    const sources = yield* fs.lstatMany(candidates.map((name) => sourcePath(root, name, scope)))
+    const sessions: Array<{ name: string; sig: string; size: number }> = []
+    for (let i = 0; i < candidates.length; i++) {
+      const name = candidates[i]
       const info = sources[i]
       if (name === undefined || info === undefined) continue
       if (info.type !== "File") {
@@ -145,7 +159,33 @@ const refreshUnlocked = (
         yield* reportSkipped({ session: name, path, detail: `not a regular file (${info.type})` })
         continue
       }
-      const sig = fileSignature(info)
+      sessions.push({ name, sig: fileSignature(info), size: info.size })
+    }
+    return { sessions } satisfies Scan
+  })
+
+const refreshUnlocked = (
+  indexes: Map<string, LoadedIndex>,
+  sessionsDir: string,
+  scope: SearchScope,
+  options: RefreshOptions
+): Effect.Effect<{ readonly index: LoadedIndex; readonly stats: RefreshStats }, StoreIoError, SessionFs> =>
+  options.snapshot === false
+    ? refreshMemory(indexes, sessionsDir, scope)
+    : refreshDisk(indexes, sessionsDir, scope, options)
+
+const refreshMemory = (indexes: Map<string, LoadedIndex>, sessionsDir: string, scope: SearchScope) =>
+  Effect.gen(function*() {
+    const root = absolutePath(sessionsDir)
+    const key = `${scope}\0${root}\0memory`
+    const held = indexes.get(key)
+    const index = held instanceof SearchIndex ? held : new SearchIndex()
+    indexes.set(key, index)
+    const scan = yield* scanRoot(root, scope)
+    const present = new Set<string>()
+    let rebuilt = 0
+    let removed = 0
+    for (const { name, sig } of scan?.sessions ?? []) {
       present.add(name)
       if (index.signature(name) === sig) continue
       const docs: SessionDocs | undefined = yield* buildFor(root, name, scope, sig)
@@ -163,17 +203,144 @@ const refreshUnlocked = (
       }
     }
     const packed = index.pack()
-    if (useSnapshot && !index.saved) {
-      const saved = index
-      yield* fs.writeAtomic(childPath(root, searchSnapshotName(scope)), encodeSnapshot(scope, packed)).pipe(
-        Effect.andThen(Effect.sync(() => {
-          saved.saved = true
-        })),
-        Effect.catch((e) => Effect.logDebug(`search snapshot not saved: ${e.message}`))
+    return { index, stats: { fromSnapshot: false, rebuilt, removed, sessions: packed.sessionNames.length } }
+  })
+
+const refreshDisk = (
+  indexes: Map<string, LoadedIndex>,
+  sessionsDir: string,
+  scope: SearchScope,
+  options: RefreshOptions
+) =>
+  Effect.gen(function*() {
+    const root = absolutePath(sessionsDir)
+    const key = `${scope}\0${root}`
+    const held = indexes.get(key)
+    let index: SegmentedIndex
+    let fromSnapshot = false
+    if (held instanceof SegmentedIndex) index = held
+    else {
+      const opened = yield* openIndex(root, scope)
+      index = opened.index
+      fromSnapshot = opened.loaded
+      // Without a manifest no segment file is referenced: leftovers of a crashed build go now.
+      if (!opened.loaded) yield* removeUnreferenced(index)
+      indexes.set(key, index)
+    }
+    const scan = yield* scanRoot(root, scope)
+    if (scan === undefined) {
+      for (const name of [...index.sessionAt.keys()]) index.remove(name)
+      return { index, stats: { fromSnapshot, rebuilt: 0, removed: 0, sessions: 0 } }
+    }
+    const report = yield* SearchBuildProgress
+    const present = new Set<string>()
+    const changed = scan.sessions.filter((s) => {
+      present.add(s.name)
+      return index.signature(s.name) !== s.sig
+    })
+    let removed = 0
+    for (const name of [...index.sessionAt.keys()]) {
+      if (!present.has(name)) {
+        index.remove(name)
+        removed++
+      }
+    }
+    let builder = new SearchIndex()
+    let pendingDocs = 0
+    let indexedDocs = 0
+    let bytes = 0
+    let writable = true
+    const flush = Effect.gen(function*() {
+      if (pendingDocs === 0 && builder.sessions().length === 0) return
+      const packed = builder.pack()
+      builder = new SearchIndex()
+      pendingDocs = 0
+      if (packed.sessionNames.length === 0) return
+      const segment = yield* writeSegment(index, packed)
+      index.add(segment)
+      yield* commit(index)
+    }).pipe(
+      Effect.catch((e) =>
+        Effect.andThen(
+          Effect.sync(() => {
+            writable = false
+          }),
+          Effect.logDebug(`search index not saved: ${e.message}`)
+        )
+      )
+    )
+    // Sessions that fail to index are deleted from the index, as gone ones are.
+    let rebuilt = 0
+    for (let i = 0; i < changed.length; i++) {
+      const entry = changed[i]
+      if (entry === undefined) continue
+      const docs: SessionDocs | undefined = yield* buildFor(root, entry.name, scope, entry.sig)
+      rebuilt++
+      bytes += entry.size
+      if (docs === undefined) {
+        index.remove(entry.name)
+        continue
+      }
+      builder.put(docs)
+      pendingDocs += docs.docs.length
+      indexedDocs += docs.docs.length
+      if (writable && pendingDocs >= (options.flushDocs ?? FLUSH_DOCS)) yield* flush
+      if (i % 64 === 63) yield* report({ done: i + 1, total: changed.length, bytes, final: false })
+    }
+    if (!writable) {
+      // The disk refused the index: this process answers from memory, segments it wrote kept.
+      return yield* memoryFallback(indexes, root, scope, fromSnapshot)
+    }
+    yield* flush
+    if (changed.length > 0) yield* report({ done: changed.length, total: changed.length, bytes, final: true })
+    if (writable && (removed > 0 || changed.length > 0)) {
+      // A merge may move at most a few times what this refresh indexed (at least one flush's worth):
+      // larger merges wait for a larger update, so a search after one change stays fast.
+      yield* mergeSegments(index, options.maxSegments, Math.max(FLUSH_DOCS, 4 * indexedDocs)).pipe(
+        Effect.andThen(commit(index)),
+        Effect.catch((e) =>
+          Effect.andThen(
+            Effect.sync(() => {
+              writable = false
+            }),
+            Effect.logDebug(`search index not saved: ${e.message}`)
+          )
+        )
       )
     }
-    return { index, stats: { fromSnapshot, rebuilt, removed, sessions: packed.sessionNames.length } }
+    if (!writable) return yield* memoryFallback(indexes, root, scope, fromSnapshot)
+    return { index, stats: { fromSnapshot, rebuilt, removed, sessions: index.sessionAt.size } }
   })
+
+// When the on-disk index cannot be written (a planted FIFO at the manifest, a full disk), the
+// search is answered from an in-memory index of the same documents.
+const memoryFallback = (
+  indexes: Map<string, LoadedIndex>,
+  root: string,
+  scope: SearchScope,
+  fromSnapshot: boolean
+) =>
+  Effect.map(refreshMemory(indexes, root, scope), ({ index, stats }) => {
+    indexes.set(`${scope}\0${root}`, index)
+    return { index, stats: { ...stats, fromSnapshot } }
+  })
+
+/** Drops a segment found damaged during a query so that the next refresh re-indexes its sessions. */
+const dropDamaged = (indexes: Map<string, LoadedIndex>, root: string, scope: SearchScope, error: SegmentCorrupt) =>
+  Effect.gen(function*() {
+    yield* Effect.logDebug(error.message)
+    const held = indexes.get(`${scope}\0${root}`)
+    if (!(held instanceof SegmentedIndex)) return
+    const damaged = held.segments.find((s) => s.path === error.path)
+    if (damaged !== undefined) held.drop(damaged.file)
+  })
+
+// Damaged segments one search repairs before it answers from memory instead.
+const MAX_REPAIRS = 16
+
+/** Ranks a query over an index of either kind. */
+const queryIndex = (index: LoadedIndex, query: string, options: QueryOptions) =>
+  index instanceof SearchIndex ? Effect.succeed(index.search(query, options)) : searchSegments(index, query, options)
 
 /** What a result says about its hit: which chunk of which session, and how it ranked. */
 export interface SearchResultHit {
@@ -239,17 +406,26 @@ export const searchMemory = Effect.fn("MemorySearch.searchMemory")(
     const root = absolutePath(sessionsDir)
     const now = options.now ?? Math.floor((yield* Clock.currentTimeMillis) / 1000)
     const cache = yield* currentSearchIndexes
-    const hits = yield* cache.lock.withPermit(Effect.gen(function*() {
-      const held = options.refresh === false ? cache.indexes.get(`${scope}\0${root}`) : undefined
-      const { index } = held !== undefined
-        ? { index: held }
-        : yield* refreshUnlocked(cache.indexes, root, scope, { snapshot: options.snapshot })
-      return index.search(query, {
-        maxResults: options.maxResults ?? DEFAULT_MAX_RESULTS,
-        minScore: options.minScore ?? 0,
-        now
+    const queryOptions = { maxResults: options.maxResults ?? DEFAULT_MAX_RESULTS, minScore: options.minScore ?? 0, now }
+    const key = options.snapshot === false ? `${scope}\0${root}\0memory` : `${scope}\0${root}`
+    const attempt = (refresh: boolean) =>
+      Effect.gen(function*() {
+        const held = refresh ? undefined : cache.indexes.get(key)
+        const { index } = held !== undefined
+          ? { index: held }
+          : yield* refreshUnlocked(cache.indexes, root, scope, { snapshot: options.snapshot })
+        return yield* queryIndex(index, query, queryOptions)
       })
-    }))
+    // A damaged segment (checksum, truncation, removed under us) is dropped and its sessions
+    // re-indexed before answering, one segment per retry; past that, the answer comes from memory.
+    const answer = (refresh: boolean, retries: number): Effect.Effect<Array<Hit>, StoreIoError, SessionFs> =>
+      attempt(refresh).pipe(
+        Effect.catchTag("SegmentCorrupt", (e) =>
+          retries > 0
+            ? Effect.andThen(dropDamaged(cache.indexes, root, scope, e), answer(true, retries - 1))
+            : Effect.map(refreshMemory(cache.indexes, root, scope), ({ index }) => index.search(query, queryOptions)))
+      )
+    const hits = yield* cache.lock.withPermit(answer(options.refresh !== false, MAX_REPAIRS))
     const facts = new Map<string, ReadonlyArray<string | undefined>>()
     if (scope === "facts") {
       for (const name of new Set(hits.map((h) => h.session))) {

@@ -3,7 +3,7 @@
  * root, scope), refreshed incrementally, with one refresh or query at a time mutating them. It is
  * a service so that its lifetime is the host's layer, not the process: two hosts (or two tests)
  * never share indexes, and a one-shot command that does not provide it builds what it needs
- * (from the snapshot) for the one search it runs.
+ * (from the on-disk index) for the one search it runs.
  *
  * **Gotchas**: every read and write of `indexes` happens under `lock`; an index may only be
  * used after a refresh under the same permit, or a concurrent refresh could repack it under a
@@ -11,17 +11,18 @@
  */
 import { Context, Effect, Layer, Option, Semaphore } from "effect"
 import type { SearchIndex } from "./internal/searchIndex.ts"
+import type { SegmentedIndex } from "./internal/segmentedIndex.ts"
 
 /** The indexes and the permit that serialises their refreshes and queries. */
 export interface SearchIndexes {
-  readonly indexes: Map<string, SearchIndex>
+  readonly indexes: Map<string, SearchIndex | SegmentedIndex>
   readonly lock: Semaphore.Semaphore
 }
 
 /** A fresh, empty set of indexes. */
 export const makeSearchIndexes: Effect.Effect<SearchIndexes> = Effect.map(
   Semaphore.make(1),
-  (lock) => ({ indexes: new Map<string, SearchIndex>(), lock })
+  (lock) => ({ indexes: new Map<string, SearchIndex | SegmentedIndex>(), lock })
 )
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Search over facts and full history: what is indexed (`SearchDocuments`: the documents of a
- * session, shared with the fleet), the incremental BM25 index with its snapshot and queries
+ * session, shared with the fleet), the incremental BM25 index on disk and its queries
  * (`MemorySearch`), and the host's index cache (`SearchIndexCache`).
  */
 export * from "./MemorySearch.ts"

@@ -11,6 +11,7 @@ import {
   deriveSessionMemory,
   findSession,
   queryFacts,
+  SearchBuildProgress,
   searchMemory,
   sessionMemoryFacts,
   SkippedSessions
@@ -21,7 +22,16 @@ import { Command, Flag } from "effect/cli"
 import { Buffer } from "node:buffer"
 import { CommandFailed } from "../Errors.ts"
 import { jsonFlag, minScoreFlag, nowFlag, searchLimitFlag, searchQueryArgument, sessionArgument } from "../Flags.ts"
-import { note, printAll, printAllVerbatim, printJson, printLines, shellQuote } from "../Output.ts"
+import {
+  formatBytes,
+  note,
+  printAll,
+  printAllVerbatim,
+  printJson,
+  printLines,
+  shellQuote,
+  withProgressLine
+} from "../Output.ts"
 import { Invocation, location } from "../Root.ts"
 
 /** A memory view on stdin larger than this is refused (a view is a summary, not a log). */
@@ -197,12 +207,24 @@ export const searchCommand = Command.make(
   },
   Effect.fn("cli.search")(function*({ json, limit, minScore, now, query, scope }) {
     const where = yield* location
-    const results = yield* searchMemory(where.sessionsDir, query, {
-      scope,
-      maxResults: limit,
-      minScore,
-      now: Option.getOrUndefined(now)
-    }).pipe(Effect.provideService(SkippedSessions, reportSkippedSession))
+    // A first build of a large store takes a while: a progress line on a terminal says how far it is.
+    const results = yield* withProgressLine((report) =>
+      searchMemory(where.sessionsDir, query, {
+        scope,
+        maxResults: limit,
+        minScore,
+        now: Option.getOrUndefined(now)
+      }).pipe(
+        Effect.provideService(SkippedSessions, reportSkippedSession),
+        Effect.provideService(
+          SearchBuildProgress,
+          (p) =>
+            Effect.sync(() =>
+              report?.(`indexing ${scope}: ${p.done} of ${p.total} sessions, ${formatBytes(p.bytes)} read`)
+            )
+        )
+      )
+    )
     if (json) return yield* printJson(results)
     if (results.length === 0) {
       return yield* printLines(

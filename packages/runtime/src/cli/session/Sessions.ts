@@ -43,6 +43,10 @@ export const sessionsTable = <S extends SessionSummary>(
     [2, 3]
   )
 
+/** Ids a note names: at most ten, then how many more (a store of thousands never floods stderr). */
+export const idList = (ids: ReadonlyArray<string>, most = 10): string =>
+  ids.length <= most ? ids.join(", ") : `${ids.slice(0, most).join(", ")} and ${ids.length - most} more`
+
 /** `sessions [--limit N] [--json]`. */
 export const sessionsCommand = Command.make(
   "sessions",
@@ -56,7 +60,7 @@ export const sessionsCommand = Command.make(
   },
   Effect.fn("cli.sessions")(function*({ json, limit }) {
     const where = yield* location
-    const listing = yield* recentSessions(where.sessionsDir, { limit: Option.getOrUndefined(limit) })
+    const listing = yield* recentSessions(where.sessionsDir, { limit: Option.getOrUndefined(limit), saveCatalog: true })
     if (json) {
       yield* printJson(listing.sessions.map(sessionJson))
     } else if (listing.sessions.length === 0) {
@@ -69,7 +73,7 @@ export const sessionsCommand = Command.make(
       yield* note(
         `note: skipped ${listing.unreadable.length} director${
           listing.unreadable.length === 1 ? "y" : "ies"
-        } without a readable manifest.json (${listing.unreadable.join(", ")}); inspect with \`logbook verify <id>\``
+        } without a readable manifest.json (${idList(listing.unreadable)}); inspect with \`logbook verify <id>\``
       )
     }
   })

@@ -1,7 +1,7 @@
 /**
- * The saved search index (docs/search.md#index-snapshot): the packed arrays of a `SearchIndex` in
- * one compact binary file below the sessions root, so a one-shot `logbook search` loads them
- * instead of re-reading every session. Layout: an 8-byte magic, three little-endian u32 (header
+ * A whole-index codec of the packed arrays of a `SearchIndex` (the single-file snapshot searches
+ * used before the segmented on-disk index, docs/search.md#on-disk-index; no search reads or writes
+ * it any more, the in-memory index's property test round-trips through it). Layout: an 8-byte magic, three little-endian u32 (header
  * length, float count, int count), a JSON header (scope, terms, session names and signatures,
  * history snippets, array sizes), then one Float64 block (document offsets, creation times) and one
  * Int32 block (term starts, postings, document session/chunk/length, session starts). Anything that

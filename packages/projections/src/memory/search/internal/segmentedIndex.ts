@@ -1,0 +1,743 @@
+/**
+ * The on-disk search index of one (sessions root, scope) (docs/search.md#on-disk-index): a manifest
+ * naming the live segments and, per segment, the sessions deleted from it, plus the immutable
+ * segment files it names (`segmentFile.ts`). A query reads each live segment's dictionary block and
+ * postings for its terms only, combines the corpus statistics exactly (N and total length summed
+ * over live documents, df over live postings) and scores with the domain's BM25 functions, so its
+ * results equal those of one in-memory index of the same documents, bit for bit.
+ *
+ * Updating: changed and new sessions are packed into new small segments (flushed every
+ * {@link FLUSH_DOCS} documents, so a build holds at most that many documents in memory), their old
+ * versions and removed sessions go into the deletion set, and when more than {@link MAX_SEGMENTS}
+ * segments are live the smallest are merged (up to {@link MAX_MERGE_DOCS} live documents).
+ *
+ * **Gotchas**: the manifest is the commit point — segments are written (temp, fsync, rename)
+ * before the manifest that names them, and unreferenced segment files are removed only after a
+ * manifest commit, so a crash at any instant leaves the previous manifest and all its segments.
+ * Two processes updating at once: the last manifest wins and its files are kept; the other
+ * process's segments may be removed under it, which its next read sees as a damaged segment and
+ * rebuilds. Any block failing its checksum fails the query with `SegmentCorrupt`; the caller
+ * drops that segment and re-indexes its sessions.
+ */
+import {
+  bm25Idf,
+  bm25Term,
+  compareRanked,
+  keepsScore,
+  MAX_RECENCY_MULTIPLIER,
+  recencyMultiplier,
+  tokenize
+} from "@logbook/domain"
+import { childPath, SessionFs } from "@logbook/store"
+import { Effect, Option, Result, Schema } from "effect"
+import type { Hit, Packed, QueryOptions } from "./searchIndex.ts"
+import type { SegmentDoc, SegmentHeader, TermEntry } from "./segmentFile.ts"
+import {
+  blockFor,
+  decodeDocBlock,
+  decodeHeader,
+  decodePostings,
+  decodeSnippetBlock,
+  decodeTermBlock,
+  DOCS_PER_BLOCK,
+  encodeSegment,
+  footerRange,
+  headerLength,
+  postingsRange,
+  SegmentCorrupt
+} from "./segmentFile.ts"
+
+/** Documents a build packs into one new segment before writing it (the build's memory bound). */
+export const FLUSH_DOCS = 8_192
+/** More live segments than this and the smallest are merged. */
+export const MAX_SEGMENTS = 16
+/** A merge never produces a segment of more live documents than this (its memory bound). */
+export const MAX_MERGE_DOCS = 65_536
+
+const EPS = 1e-9
+
+const Manifest = Schema.Struct({
+  format: Schema.Literal("logbook-search-manifest"),
+  version: Schema.Literal(1),
+  scope: Schema.String,
+  generation: Schema.Int,
+  segments: Schema.Array(Schema.Struct({ file: Schema.String, docs: Schema.Int })),
+  deleted: Schema.Record(Schema.String, Schema.Array(Schema.String))
+})
+type Manifest = typeof Manifest.Type
+const decodeManifest = Schema.decodeUnknownResult(Schema.fromJsonString(Manifest))
+const utf8 = new TextDecoder("utf-8")
+
+/** A live segment: its header, the sessions deleted from it and the live totals. */
+export interface OpenSegment {
+  readonly file: string
+  readonly path: string
+  readonly header: SegmentHeader
+  readonly deleted: Set<string>
+  /** 1 per deleted document (undefined: none deleted). */
+  dead: Uint8Array | undefined
+  liveDocs: number
+  liveLength: number
+}
+
+/** The state of one on-disk index as this process knows it. */
+export class SegmentedIndex {
+  readonly root: string
+  readonly scope: string
+  generation = 0
+  segments: Array<OpenSegment> = []
+  /** Every indexed session: its segment and signature. */
+  readonly sessionAt = new Map<string, { readonly segment: OpenSegment; readonly sig: string }>()
+  constructor(root: string, scope: string) {
+    this.root = root
+    this.scope = scope
+  }
+
+  /** The file name of the manifest (what `searchSnapshotName` names). */
+  get manifestPath(): string {
+    return childPath(this.root, `.logbook-search-${this.scope}.idx`)
+  }
+
+  /** Number of live documents. */
+  get size(): number {
+    let n = 0
+    for (const s of this.segments) n += s.liveDocs
+    return n
+  }
+
+  /** The signature a session was indexed with, if indexed. */
+  signature(name: string): string | undefined {
+    return this.sessionAt.get(name)?.sig
+  }
+
+  /** Deletes a session from whichever segment holds it (in memory; committed with the manifest). */
+  remove(name: string): void {
+    const at = this.sessionAt.get(name)
+    if (at === undefined) return
+    this.sessionAt.delete(name)
+    markDeleted(at.segment, name)
+    if (at.segment.liveDocs === 0 && at.segment.deleted.size >= at.segment.header.sessions.length) {
+      this.segments = this.segments.filter((s) => s !== at.segment)
+    }
+  }
+
+  /** Adds a segment as live, after deleting older copies of its sessions. */
+  add(segment: OpenSegment): void {
+    for (const s of segment.header.sessions) {
+      if (segment.deleted.has(s.name)) continue
+      this.remove(s.name)
+      this.sessionAt.set(s.name, { segment, sig: s.sig })
+    }
+    this.segments.push(segment)
+  }
+
+  /** Drops a segment whose files failed a check: its sessions are no longer indexed. */
+  drop(file: string): void {
+    const gone = this.segments.find((s) => s.file === file)
+    if (gone === undefined) return
+    this.segments = this.segments.filter((s) => s !== gone)
+    for (const s of gone.header.sessions) {
+      if (this.sessionAt.get(s.name)?.segment === gone) this.sessionAt.delete(s.name)
+    }
+  }
+
+  /** The manifest that describes this state. */
+  manifest(): Manifest {
+    const deleted: Record<string, Array<string>> = {}
+    for (const s of this.segments) if (s.deleted.size > 0) deleted[s.file] = [...s.deleted].sort()
+    return {
+      format: "logbook-search-manifest",
+      version: 1,
+      scope: this.scope,
+      generation: this.generation,
+      segments: this.segments.map((s) => ({ file: s.file, docs: s.header.docs })),
+      deleted
+    }
+  }
+}
+
+const markDeleted = (segment: OpenSegment, name: string): void => {
+  if (segment.deleted.has(name)) return
+  const s = segment.header.sessions.find((x) => x.name === name)
+  if (s === undefined) return
+  segment.deleted.add(name)
+  if (segment.dead === undefined) segment.dead = new Uint8Array(segment.header.docs)
+  segment.dead.fill(1, s.start, s.start + s.count)
+  segment.liveDocs -= s.count
+  segment.liveLength -= s.length
+}
+
+/** Whether `file` is a segment file name of `scope` (so a manifest can never name another path). */
+export const isSegmentName = (scope: string, file: string): boolean =>
+  file.startsWith(`.logbook-search-${scope}-`) && file.endsWith(".seg") && /^[.a-z0-9-]+$/.test(file)
+
+const openSegmentFrom = (index: SegmentedIndex, file: string, header: SegmentHeader): OpenSegment => ({
+  file,
+  path: childPath(index.root, file),
+  header,
+  deleted: new Set(),
+  dead: undefined,
+  liveDocs: header.docs,
+  liveLength: header.totalLength
+})
+
+/** Reads and checks a segment's footer and header; `undefined` when missing, truncated or damaged. */
+const readHeader = (index: SegmentedIndex, file: string) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const path = childPath(index.root, file)
+    const info = yield* fs.lstat(path)
+    if (Option.isNone(info) || info.value.type !== "File") return undefined
+    const size = info.value.size
+    const [from, to] = footerRange(size)
+    const footer = headerLength(yield* fs.readRange(path, from, to))
+    if (footer === undefined || footer.length > from) return undefined
+    const bytes = yield* fs.readRange(path, from - footer.length, from)
+    return decodeHeader(index.scope, size, bytes, footer.crc)
+  }).pipe(Effect.catch(() => Effect.succeed(undefined)))
+
+/**
+ * Opens the index of (`root`, `scope`) from its manifest: every named segment whose header checks
+ * out becomes live with its deletions; a segment that does not is left out (its sessions are
+ * re-indexed by the next refresh). `loaded` is false when there is no valid manifest.
+ */
+export const openIndex = (root: string, scope: string) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const index = new SegmentedIndex(root, scope)
+    const bytes = yield* fs.readFileNoFollow(index.manifestPath).pipe(
+      Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
+    )
+    const decoded = Option.isNone(bytes) ? undefined : decodeManifest(utf8.decode(bytes.value))
+    if (decoded === undefined || Result.isFailure(decoded) || decoded.success.scope !== scope) {
+      return { index, loaded: false }
+    }
+    const manifest = decoded.success
+    index.generation = manifest.generation
+    for (const entry of manifest.segments) {
+      if (!isSegmentName(scope, entry.file)) continue
+      const header = yield* readHeader(index, entry.file)
+      if (header === undefined) continue
+      const segment = openSegmentFrom(index, entry.file, header)
+      for (const name of manifest.deleted[entry.file] ?? []) markDeleted(segment, name)
+      index.add(segment)
+    }
+    return { index, loaded: true }
+  })
+
+/** Writes `packed` as a new segment file (not yet live: see {@link commit}). */
+export const writeSegment = (index: SegmentedIndex, packed: Packed) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    index.generation++
+    const file = `.logbook-search-${index.scope}-${index.generation}-${fs.pid}.seg`
+    const bytes = encodeSegment(index.scope, packed)
+    yield* fs.writeAtomic(childPath(index.root, file), bytes)
+    const [from, to] = footerRange(bytes.length)
+    const footer = headerLength(bytes.subarray(from, to))
+    const header = footer === undefined
+      ? undefined
+      : decodeHeader(index.scope, bytes.length, bytes.subarray(from - footer.length, from), footer.crc)
+    if (header === undefined) {
+      return yield* new SegmentCorrupt({ operation: "writeSegment", path: file, detail: "does not decode" })
+    }
+    return openSegmentFrom(index, file, header)
+  })
+
+/**
+ * Commits the state: writes the manifest atomically, then removes the scope's segment files it no
+ * longer names (never before: the previous manifest stays whole until the rename).
+ */
+export const commit = (index: SegmentedIndex) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    yield* fs.writeAtomic(index.manifestPath, JSON.stringify(index.manifest()))
+    yield* removeUnreferenced(index)
+  })
+
+/** Removes the scope's segment files the state does not name (best effort). */
+export const removeUnreferenced = (index: SegmentedIndex) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const live = new Set(index.segments.map((s) => s.file))
+    const names = yield* fs.listDir(index.root)
+    for (const name of names) {
+      if (isSegmentName(index.scope, name) && !live.has(name)) {
+        yield* Effect.ignore(fs.removeFile(childPath(index.root, name)))
+      }
+    }
+  }).pipe(Effect.ignore)
+
+const corrupt = (segment: OpenSegment, operation: string, detail: string) =>
+  new SegmentCorrupt({ operation, path: segment.path, detail })
+
+const readBlock = (segment: OpenSegment, start: number, end: number, operation: string) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    return yield* fs.readRange(segment.path, start, end).pipe(
+      Effect.mapError((e) => corrupt(segment, operation, e.message))
+    )
+  })
+
+const lookupTerm = (
+  segment: OpenSegment,
+  term: string,
+  blocks: Map<number, ReadonlyArray<TermEntry>>
+) =>
+  Effect.gen(function*() {
+    const b = blockFor(segment.header, term)
+    if (b < 0) return undefined
+    let entries = blocks.get(b)
+    if (entries === undefined) {
+      const ref = segment.header.blocks[b]
+      if (ref === undefined) return undefined
+      entries = decodeTermBlock(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, "readTerms"))
+      if (entries === undefined) return yield* corrupt(segment, "readTerms", "dictionary block fails its checksum")
+      blocks.set(b, entries)
+    }
+    let lo = 0
+    let hi = entries.length - 1
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1
+      const at = entries[mid]
+      if (at === undefined) break
+      if (at.term === term) return at
+      if (at.term < term) lo = mid + 1
+      else hi = mid - 1
+    }
+    return undefined
+  })
+
+const readPostings = (segment: OpenSegment, entry: TermEntry) =>
+  Effect.gen(function*() {
+    const [from, to] = postingsRange(segment.header, entry)
+    const postings = decodePostings(segment.header, entry, yield* readBlock(segment, from, to, "readPostings"))
+    if (postings === undefined) return yield* corrupt(segment, "readPostings", "postings fail their checksum")
+    return postings
+  })
+
+const readDoc = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArray<SegmentDoc>>) =>
+  Effect.gen(function*() {
+    const b = Math.floor(d / DOCS_PER_BLOCK)
+    const key = `${segment.file}\0${b}`
+    let rows = cache.get(key)
+    if (rows === undefined) {
+      const ref = segment.header.docBlocks[b]
+      if (ref === undefined) return yield* corrupt(segment, "readDocs", "document out of range")
+      rows = decodeDocBlock(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, "readDocs"))
+      if (rows === undefined) return yield* corrupt(segment, "readDocs", "document block fails its checksum")
+      cache.set(key, rows)
+    }
+    const doc = rows[d - b * DOCS_PER_BLOCK]
+    if (doc === undefined || segment.header.sessions[doc.session] === undefined) {
+      return yield* corrupt(segment, "readDocs", "document block does not match the header")
+    }
+    return doc
+  })
+
+const readSnippet = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArray<string | undefined>>) =>
+  Effect.gen(function*() {
+    const b = Math.floor(d / DOCS_PER_BLOCK)
+    const key = `${segment.file}\0${b}`
+    let rows = cache.get(key)
+    if (rows === undefined) {
+      const ref = segment.header.snippetBlocks[b]
+      if (ref === undefined) return yield* corrupt(segment, "readSnippets", "document out of range")
+      rows = decodeSnippetBlock(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, "readSnippets"))
+      if (rows === undefined) return yield* corrupt(segment, "readSnippets", "snippet block fails its checksum")
+      cache.set(key, rows)
+    }
+    return rows[d - b * DOCS_PER_BLOCK]
+  })
+
+/**
+ * Ranks `query` over the live documents of every segment: exactly the scores and order of a
+ * full BM25 scoring of one index holding the same documents (statistics over live documents,
+ * contributions summed in query order, the recency multiplier, ties by chunk id). Document
+ * fields are read only for candidates whose score bound can still enter the top k.
+ */
+export const searchSegments = (index: SegmentedIndex, query: string, options: QueryOptions) =>
+  Effect.gen(function*() {
+    const tokens = tokenize(query)
+    const n = index.size
+    if (tokens.length === 0 || n === 0 || options.maxResults <= 0) return []
+    let totalLength = 0
+    for (const s of index.segments) totalLength += s.liveLength
+    const avgdl = totalLength / n
+    const positions = new Map<string, Array<number>>()
+    tokens.forEach((t, i) => {
+      const list = positions.get(t)
+      if (list === undefined) positions.set(t, [i])
+      else list.push(i)
+    })
+    // First the live df of every term: the dictionary's df, or for a segment with deletions its
+    // postings counted without the deleted documents.
+    const entries: Array<Map<string, TermEntry>> = []
+    const df = new Map<string, number>()
+    for (const segment of index.segments) {
+      const own = new Map<string, TermEntry>()
+      entries.push(own)
+      if (segment.liveDocs === 0) continue
+      const blocks = new Map<number, ReadonlyArray<TermEntry>>()
+      for (const term of positions.keys()) {
+        const entry = yield* lookupTerm(segment, term, blocks)
+        if (entry === undefined) continue
+        let live = entry.df
+        const dead = segment.dead
+        if (dead !== undefined) {
+          const postings = yield* readPostings(segment, entry)
+          live = 0
+          for (let i = 0; i < postings.length; i += 3) if (dead[postings[i] ?? 0] !== 1) live++
+        }
+        if (live === 0) continue
+        own.set(term, entry)
+        df.set(term, (df.get(term) ?? 0) + live)
+      }
+    }
+    if (df.size === 0) return []
+    // Then each query position in order, one postings run at a time, added into a dense lexical
+    // score per document: the sum in query order from 0 that a full scoring computes (a document
+    // without the term adds nothing, exactly as adding 0 would), bit for bit.
+    const lexicalOf: Array<Float64Array | undefined> = index.segments.map(() => undefined)
+    for (const token of tokens) {
+      const total = df.get(token)
+      if (total === undefined) continue
+      const idf = bm25Idf(n, total)
+      for (let si = 0; si < index.segments.length; si++) {
+        const segment = index.segments[si]
+        const entry = entries[si]?.get(token)
+        if (segment === undefined || entry === undefined) continue
+        let lexical = lexicalOf[si]
+        if (lexical === undefined) lexicalOf[si] = lexical = new Float64Array(segment.header.docs)
+        const postings = yield* readPostings(segment, entry)
+        const dead = segment.dead
+        for (let i = 0; i < postings.length; i += 3) {
+          const d = postings[i] ?? 0
+          if (dead !== undefined && dead[d] === 1) continue
+          lexical[d] = (lexical[d] ?? 0) + bm25Term(idf, postings[i + 1] ?? 0, postings[i + 2] ?? 0, avgdl)
+        }
+      }
+    }
+    const k = options.maxResults
+    // Every top-k document scores at least the k-th largest lexical score (the multiplier is ≥ 1).
+    const floor = kthLargest(lexicalOf, k)
+    const candSeg: Array<number> = []
+    const candDoc: Array<number> = []
+    const candLex: Array<number> = []
+    lexicalOf.forEach((lexical, si) => {
+      if (lexical === undefined) return
+      for (let d = 0; d < lexical.length; d++) {
+        const lex = lexical[d] ?? 0
+        const bound = lex * MAX_RECENCY_MULTIPLIER * (1 + EPS)
+        if (lex > 0 && bound >= floor && bound >= options.minScore) {
+          candSeg.push(si)
+          candDoc.push(d)
+          candLex.push(lex)
+        }
+      }
+    })
+    const order = candLex.map((_, i) => i)
+    order.sort((x, y) => (candLex[y] ?? 0) - (candLex[x] ?? 0))
+    const lexical = candLex
+    const docCache = new Map<string, ReadonlyArray<SegmentDoc>>()
+    const top: Array<Hit> = []
+    const at = new Map<Hit, readonly [OpenSegment, number]>()
+    for (const s of order) {
+      const lex = lexical[s] ?? 0
+      const last = top.length >= k ? top[k - 1] : undefined
+      if (last !== undefined && lex * MAX_RECENCY_MULTIPLIER * (1 + EPS) < last.score) break
+      const segment = index.segments[candSeg[s] ?? 0]
+      if (segment === undefined) continue
+      const d = candDoc[s] ?? 0
+      const doc = yield* readDoc(segment, d, docCache)
+      const score = lex * recencyMultiplier(doc.createdAt, options.now)
+      if (!keepsScore(score, options.minScore)) continue
+      const session = segment.header.sessions[doc.session]?.name ?? ""
+      const hit: Hit = {
+        session,
+        chunk: doc.chunk,
+        offset: doc.offset,
+        createdAt: doc.createdAt,
+        snippet: undefined,
+        chunkId: `${session}:${doc.chunk}`,
+        score
+      }
+      let lo = 0
+      let hi = top.length
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        const at = top[mid]
+        if (at !== undefined && compareRanked(at, hit) <= 0) lo = mid + 1
+        else hi = mid
+      }
+      top.splice(lo, 0, hit)
+      at.set(hit, [segment, d])
+      if (top.length > k) top.pop()
+    }
+    const snippets = new Map<string, ReadonlyArray<string | undefined>>()
+    const out: Array<Hit> = []
+    for (const hit of top) {
+      const place = at.get(hit)
+      out.push(place === undefined ? hit : { ...hit, snippet: yield* readSnippet(place[0], place[1], snippets) })
+    }
+    return out
+  })
+
+// The k-th largest positive value of all arrays; 0 when there are fewer than k (nothing is safe to skip then).
+const kthLargest = (arrays: ReadonlyArray<Float64Array | undefined>, k: number): number => {
+  // A min-heap of the k largest.
+  const heap = new Float64Array(k)
+  let size = 0
+  for (const values of arrays) {
+    if (values === undefined) continue
+    for (const v of values) {
+      if (!(v > 0)) continue
+      if (size < k) {
+        let c = size++
+        heap[c] = v
+        while (c > 0) {
+          const p = (c - 1) >> 1
+          if ((heap[p] ?? 0) <= (heap[c] ?? 0)) break
+          const tmp = heap[p] ?? 0
+          heap[p] = heap[c] ?? 0
+          heap[c] = tmp
+          c = p
+        }
+      } else if (v > (heap[0] ?? 0)) {
+        heap[0] = v
+        let c = 0
+        for (;;) {
+          const l = 2 * c + 1
+          const r = l + 1
+          let m = c
+          if (l < k && (heap[l] ?? 0) < (heap[m] ?? 0)) m = l
+          if (r < k && (heap[r] ?? 0) < (heap[m] ?? 0)) m = r
+          if (m === c) break
+          const tmp = heap[m] ?? 0
+          heap[m] = heap[c] ?? 0
+          heap[c] = tmp
+          c = m
+        }
+      }
+    }
+  }
+  return size < k ? 0 : heap[0] ?? 0
+}
+
+/**
+ * Reads a whole segment's live documents back as packed arrays (for a merge): documents
+ * renumbered without the deleted sessions, every block checked.
+ */
+export const readPacked = (segment: OpenSegment) =>
+  Effect.gen(function*() {
+    const h = segment.header
+    const remap = new Int32Array(h.docs).fill(-1)
+    const sessionNames: Array<string> = []
+    const sessionSigs: Array<string> = []
+    const sessionStart: Array<number> = [0]
+    const localOf = new Int32Array(h.sessions.length).fill(-1)
+    let next = 0
+    h.sessions.forEach((s, i) => {
+      if (segment.deleted.has(s.name)) return
+      localOf[i] = sessionNames.length
+      for (let d = s.start; d < s.start + s.count; d++) remap[d] = next++
+      sessionNames.push(s.name)
+      sessionSigs.push(s.sig)
+      sessionStart.push(next)
+    })
+    const docSession = new Int32Array(next)
+    const docChunk = new Int32Array(next)
+    const docLength = new Int32Array(next)
+    const docOffset = new Float64Array(next)
+    const docCreated = new Float64Array(next)
+    const docSnippet: Array<string> = new Array<string>(next).fill("")
+    let withSnippets = false
+    const cache = new Map<string, ReadonlyArray<SegmentDoc>>()
+    const snippets = new Map<string, ReadonlyArray<string | undefined>>()
+    for (let d = 0; d < h.docs; d++) {
+      const nd = remap[d] ?? -1
+      if (nd < 0) continue
+      const doc = yield* readDoc(segment, d, cache)
+      if (d % DOCS_PER_BLOCK === DOCS_PER_BLOCK - 1) {
+        cache.clear()
+        snippets.clear()
+      }
+      docSession[nd] = localOf[doc.session] ?? 0
+      docChunk[nd] = doc.chunk
+      docOffset[nd] = doc.offset
+      docCreated[nd] = doc.createdAt ?? Number.NaN
+      const snippet = yield* readSnippet(segment, d, snippets)
+      if (snippet !== undefined) {
+        withSnippets = true
+        docSnippet[nd] = snippet
+      }
+    }
+    const terms: Array<string> = []
+    const lists: Array<Int32Array> = []
+    let total = 0
+    for (let b = 0; b < h.blocks.length; b++) {
+      const ref = h.blocks[b]
+      if (ref === undefined) continue
+      const entries = decodeTermBlock(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, "readTerms"))
+      if (entries === undefined) return yield* corrupt(segment, "readTerms", "dictionary block fails its checksum")
+      for (const entry of entries) {
+        const postings = yield* readPostings(segment, entry)
+        const kept: Array<number> = []
+        for (let i = 0; i < postings.length; i += 3) {
+          const nd = remap[postings[i] ?? 0] ?? -1
+          if (nd < 0) continue
+          docLength[nd] = postings[i + 2] ?? 0
+          kept.push(nd, postings[i + 1] ?? 0)
+        }
+        if (kept.length === 0) continue
+        terms.push(entry.term)
+        lists.push(Int32Array.from(kept))
+        total += kept.length
+      }
+    }
+    const termStart = new Int32Array(terms.length + 1)
+    const postings = new Int32Array(total)
+    let w = 0
+    lists.forEach((list, t) => {
+      postings.set(list, w)
+      w += list.length
+      termStart[t + 1] = w
+    })
+    return {
+      terms,
+      termStart,
+      postings,
+      docSession,
+      docChunk,
+      docLength,
+      docOffset,
+      docCreated,
+      docSnippet: withSnippets ? docSnippet : undefined,
+      sessionNames,
+      sessionSigs,
+      sessionStart: Int32Array.from(sessionStart),
+      termMaxTf: new Int32Array(terms.length),
+      termMinLen: new Int32Array(terms.length)
+    } satisfies Packed
+  })
+
+/** Concatenates packed parts: documents and sessions in part order, postings merged per term. */
+export const concatPacked = (parts: ReadonlyArray<Packed>): Packed => {
+  let docs = 0
+  let sessions = 0
+  for (const p of parts) {
+    docs += p.docChunk.length
+    sessions += p.sessionNames.length
+  }
+  const docSession = new Int32Array(docs)
+  const docChunk = new Int32Array(docs)
+  const docLength = new Int32Array(docs)
+  const docOffset = new Float64Array(docs)
+  const docCreated = new Float64Array(docs)
+  const withSnippets = parts.some((p) => p.docSnippet !== undefined)
+  const docSnippet: Array<string> | undefined = withSnippets ? new Array<string>(docs).fill("") : undefined
+  const sessionNames: Array<string> = []
+  const sessionSigs: Array<string> = []
+  const sessionStart = new Int32Array(sessions + 1)
+  const byTerm = new Map<string, Array<{ part: number; t: number }>>()
+  const docBase: Array<number> = []
+  let d0 = 0
+  let s0 = 0
+  parts.forEach((p, part) => {
+    docBase.push(d0)
+    const n = p.docChunk.length
+    for (let d = 0; d < n; d++) docSession[d0 + d] = s0 + (p.docSession[d] ?? 0)
+    docChunk.set(p.docChunk, d0)
+    docLength.set(p.docLength, d0)
+    docOffset.set(p.docOffset, d0)
+    docCreated.set(p.docCreated, d0)
+    if (docSnippet !== undefined) { for (let d = 0; d < n; d++) docSnippet[d0 + d] = p.docSnippet?.[d] ?? "" }
+    p.sessionNames.forEach((name, s) => {
+      sessionNames.push(name)
+      sessionSigs.push(p.sessionSigs[s] ?? "")
+      sessionStart[s0 + s + 1] = d0 + (p.sessionStart[s + 1] ?? 0)
+    })
+    p.terms.forEach((term, t) => {
+      const list = byTerm.get(term)
+      if (list === undefined) byTerm.set(term, [{ part, t }])
+      else list.push({ part, t })
+    })
+    d0 += n
+    s0 += p.sessionNames.length
+  })
+  const terms = [...byTerm.keys()]
+  const termStart = new Int32Array(terms.length + 1)
+  let total = 0
+  terms.forEach((term, i) => {
+    for (const { part, t } of byTerm.get(term) ?? []) {
+      const p = parts[part]
+      if (p !== undefined) total += (p.termStart[t + 1] ?? 0) - (p.termStart[t] ?? 0)
+    }
+    termStart[i + 1] = total
+  })
+  const postings = new Int32Array(total)
+  let w = 0
+  for (const term of terms) {
+    for (const { part, t } of byTerm.get(term) ?? []) {
+      const p = parts[part]
+      if (p === undefined) continue
+      const base = docBase[part] ?? 0
+      for (let i = p.termStart[t] ?? 0; i < (p.termStart[t + 1] ?? 0); i += 2) {
+        postings[w++] = base + (p.postings[i] ?? 0)
+        postings[w++] = p.postings[i + 1] ?? 0
+      }
+    }
+  }
+  return {
+    terms,
+    termStart,
+    postings,
+    docSession,
+    docChunk,
+    docLength,
+    docOffset,
+    docCreated,
+    docSnippet,
+    sessionNames,
+    sessionSigs,
+    sessionStart,
+    termMaxTf: new Int32Array(terms.length),
+    termMinLen: new Int32Array(terms.length)
+  }
+}
+
+/**
+ * Merges the smallest live segments while more than {@link MAX_SEGMENTS} are live (never beyond
+ * {@link MAX_MERGE_DOCS} live documents in one merge, nor beyond `budgetDocs`: a small update
+ * merges only small segments, so one changed session never waits for a large merge), committing
+ * after each merge; returns how many merges ran.
+ */
+export const mergeSegments = (
+  index: SegmentedIndex,
+  maxSegments: number = MAX_SEGMENTS,
+  budgetDocs: number = MAX_MERGE_DOCS
+) =>
+  Effect.gen(function*() {
+    let merges = 0
+    while (index.segments.length > maxSegments) {
+      const bySize = [...index.segments].sort((a, b) => a.liveDocs - b.liveDocs)
+      const chosen: Array<OpenSegment> = []
+      let docs = 0
+      for (const s of bySize) {
+        if (chosen.length >= 2 && docs + s.liveDocs > MAX_MERGE_DOCS) break
+        chosen.push(s)
+        docs += s.liveDocs
+        if (chosen.length >= 4) break
+      }
+      if (chosen.length < 2 || docs > Math.min(MAX_MERGE_DOCS, budgetDocs)) break
+      const parts: Array<Packed> = []
+      for (const s of chosen) parts.push(yield* readPacked(s))
+      const merged = yield* writeSegment(index, concatPacked(parts))
+      const gone = new Set(chosen)
+      index.segments = index.segments.filter((s) => !gone.has(s))
+      index.add(merged)
+      yield* commit(index)
+      merges++
+    }
+    return merges
+  })

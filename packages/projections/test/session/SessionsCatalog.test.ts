@@ -1,0 +1,78 @@
+/**
+ * The sessions catalog (docs/search.md#sessions-catalog): `recentSessions` with `saveCatalog`
+ * keeps what each manifest says keyed by its size and mtime, reads only manifests whose signature
+ * changed, and lists exactly what a listing without the catalog lists.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { SessionFs, SessionRegistry } from "@logbook/store"
+import { tempDir } from "@logbook/testkit"
+import { Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { recentSessions, sessionsCatalogName } from "../../src/session/RecentSessions.ts"
+
+// Each run gets its own registry and manifest LRU, as a new process would.
+const fresh = () => Layer.provideMerge(Layer.fresh(SessionRegistry.layer), SessionFs.layerNode)
+
+const writeSession = (root: string, name: string, updatedAt: string, turns: number, mtime: number) => {
+  const dir = path.join(root, name)
+  fs.mkdirSync(dir, { recursive: true })
+  const file = path.join(dir, "manifest.json")
+  fs.writeFileSync(
+    file,
+    JSON.stringify({
+      session_id: name,
+      schema_version: 1,
+      created_at: "2026-10-01T00:00:00Z",
+      updated_at: updatedAt,
+      status: "completed",
+      turn_count: turns,
+      event_count: turns * 3
+    })
+  )
+  fs.utimesSync(file, mtime, mtime)
+}
+
+describe("sessions catalog", () => {
+  it.effect("lists from the catalog what the manifests say, re-reading only changed manifests", () =>
+    Effect.gen(function*() {
+      const root = path.join(yield* tempDir("logbook-catalog-"), "sessions")
+      for (let i = 0; i < 30; i++) {
+        writeSession(
+          root,
+          `s${String(i).padStart(2, "0")}`,
+          `2026-10-02T00:00:${String(i).padStart(2, "0")}Z`,
+          i,
+          1_000
+        )
+      }
+      const plain = yield* recentSessions(root, { limit: 5 }).pipe(Effect.provide(fresh()))
+      assert.isFalse(fs.existsSync(path.join(root, sessionsCatalogName)))
+      const saved = yield* recentSessions(root, { limit: 5, saveCatalog: true }).pipe(Effect.provide(fresh()))
+      assert.deepStrictEqual(saved, plain)
+      assert.isTrue(fs.existsSync(path.join(root, sessionsCatalogName)))
+      assert.strictEqual(fs.statSync(path.join(root, sessionsCatalogName)).mode & 0o777, 0o600)
+      // A manifest the catalog holds is not read: a catalog entry is trusted while its signature holds.
+      const catalog = JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8"))
+      catalog.sessions["s29"].summary.turn_count = 999
+      fs.writeFileSync(path.join(root, sessionsCatalogName), JSON.stringify(catalog))
+      const cached = yield* recentSessions(root, { limit: 1, saveCatalog: true }).pipe(Effect.provide(fresh()))
+      assert.strictEqual(cached.sessions[0]?.turnCount, 999)
+      // A changed manifest (new size and mtime) is re-read, and the catalog updated.
+      writeSession(root, "s29", "2026-10-03T00:00:00Z", 7, 2_000)
+      const changed = yield* recentSessions(root, { limit: 1, saveCatalog: true }).pipe(Effect.provide(fresh()))
+      assert.strictEqual(changed.sessions[0]?.turnCount, 7)
+      fs.rmSync(path.join(root, "s00"), { recursive: true })
+      fs.mkdirSync(path.join(root, "broken"))
+      const listed = yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh()))
+      fs.rmSync(path.join(root, sessionsCatalogName))
+      const truth = yield* recentSessions(root).pipe(Effect.provide(fresh()))
+      assert.deepStrictEqual(listed, truth)
+      assert.deepStrictEqual(truth.unreadable, ["broken"])
+      assert.strictEqual(truth.sessions.length, 29)
+      // A corrupt catalog is ignored and rewritten.
+      fs.writeFileSync(path.join(root, sessionsCatalogName), "{not json")
+      assert.deepStrictEqual(yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh())), truth)
+      assert.doesNotThrow(() => JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8")))
+    }))
+})
