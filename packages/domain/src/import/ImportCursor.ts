@@ -17,13 +17,14 @@ import { Schema } from "effect"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import { UsageTotals, zeroUsage } from "../contract/Usage.ts"
 import { isLegacyCodexHeader } from "./internal/codexLegacy.ts"
+import { isCopilotEvent } from "./internal/copilotRecord.ts"
 import { isRecord } from "./internal/foreignJson.ts"
 import { finishThread } from "./internal/importTurns.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** The foreign formats Logbook imports. */
-export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini"])
+export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini", "copilot"])
 
 /** The foreign formats Logbook imports. */
 export type ImportFormat = typeof ImportFormat.Type
@@ -131,6 +132,7 @@ export const recogniseImportFormat = (record: unknown): ImportFormat | undefined
   if (!isRecord(record)) return undefined
   if (isLegacyCodexHeader(record)) return "codex"
   const type = record["type"]
+  if (isCopilotEvent(record)) return "copilot"
   if (typeof record["sessionId"] === "string" && typeof record["projectHash"] === "string") return "gemini"
   if (typeof type !== "string") return undefined
   if (

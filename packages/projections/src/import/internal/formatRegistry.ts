@@ -11,7 +11,13 @@ import type {
   ThreadEvent,
   UsageTotals
 } from "@logbook/domain"
-import { claudeTranscriptMapper, codexExecMapper, codexRolloutMapper, geminiSessionMapper } from "@logbook/domain"
+import {
+  claudeTranscriptMapper,
+  codexExecMapper,
+  codexRolloutMapper,
+  copilotEventsMapper,
+  geminiSessionMapper
+} from "@logbook/domain"
 import { Result, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
@@ -69,7 +75,8 @@ export const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
   codex: anyMapper(codexRolloutMapper),
   claude: anyMapper(claudeTranscriptMapper),
   exec: anyMapper(codexExecMapper),
-  gemini: anyMapper(geminiSessionMapper)
+  gemini: anyMapper(geminiSessionMapper),
+  copilot: anyMapper(copilotEventsMapper)
 }
 
 /** The mapper of a format. */

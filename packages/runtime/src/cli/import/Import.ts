@@ -80,6 +80,7 @@ const defaultPaths = (format: ImportFormat | "auto") =>
     }
     if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
     if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
+    if (format === "copilot") return [NodePath.join(dir, ".copilot", "session-state")]
     return []
   })
 
@@ -285,7 +286,8 @@ const verdict = (report: ImportReport, allowEmpty: boolean) =>
 export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly format: ImportFormat }> = [
   { agent: "Codex CLI", format: "codex" },
   { agent: "Claude Code", format: "claude" },
-  { agent: "Gemini CLI", format: "gemini" }
+  { agent: "Gemini CLI", format: "gemini" },
+  { agent: "GitHub Copilot CLI", format: "copilot" }
 ]
 
 /** The default locations of a format that exist (a missing one is "nothing found", not a failure). */
@@ -452,10 +454,16 @@ export const importCommand = Command.make(
       "logbook import gemini ~/.gemini/tmp"
     ),
     formatCommand(
+      "copilot",
+      "Import GitHub Copilot CLI sessions (default: ~/.copilot/session-state)",
+      "Import GitHub Copilot CLI sessions (<id>/events.jsonl). Without PATH, reads ~/.copilot/session-state.",
+      "logbook import copilot ~/.copilot/session-state"
+    ),
+    formatCommand(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts, Gemini CLI sessions, codex exec --json output); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, Copilot CLI events, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])

@@ -17,6 +17,7 @@ import { logbook } from "../inProcess.ts"
 const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "projections", "test", "fixtures", "realdata")
 const codexDir = path.join(realdata, "codex-rollout")
 const claudeDir = path.join(realdata, "claude-code")
+const copilotFixture = path.join(realdata, "copilot-cli", "agent-sessions__subdir_v1__events.jsonl")
 
 const eventsFiles = (sessionsDir: string): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -325,6 +326,9 @@ describe("logbook import", () => {
         for (const name of fs.readdirSync(claudeDir)) {
           fs.copyFileSync(path.join(claudeDir, name), path.join(project, name))
         }
+        const copilot = path.join(home, ".copilot", "session-state", "aaaabbbb-1111-2222-3333-ccccddddeeee")
+        fs.mkdirSync(copilot, { recursive: true })
+        fs.copyFileSync(copilotFixture, path.join(copilot, "events.jsonl"))
         const dir = yield* tempDir("import-cli")
         const env = { HOME: home, CODEX_HOME: codexHome }
         const dry = yield* logbook(["--sessions-dir", dir, "import", "all", "--dry-run"], { env })
@@ -335,19 +339,23 @@ describe("logbook import", () => {
         assert.include(run.stdout, `Codex CLI: 2 files in ${path.join(codexHome, "sessions")}: 2 created`)
         assert.include(run.stdout, `Claude Code: 3 files in ${path.join(home, ".claude", "projects")}: 3 created`)
         assert.include(run.stdout, `Gemini CLI: nothing found (looked in ${path.join(home, ".gemini", "tmp")})`)
-        assert.strictEqual(fs.readdirSync(dir).length, 5)
+        assert.include(
+          run.stdout,
+          `GitHub Copilot CLI: 1 file in ${path.join(home, ".copilot", "session-state")}: 1 created`
+        )
+        assert.strictEqual(fs.readdirSync(dir).length, 6)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
         assert.deepStrictEqual(
           report.agents.map((a: { sources: number }) => a.sources),
-          [2, 3, 0]
+          [2, 3, 0, 1]
         )
-        assert.strictEqual(report.sessions_unchanged, 5)
+        assert.strictEqual(report.sessions_unchanged, 6)
         // `import` without a subcommand is `import all`.
         const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
         assert.strictEqual(bare.exitCode, 0, bare.stderr)
         assert.include(bare.stdout, "Codex CLI: 2 files")
-        assert.include(bare.stdout, "5 unchanged")
+        assert.include(bare.stdout, "6 unchanged")
       }),
     120_000
   )
