@@ -83,33 +83,45 @@ describe("Importer on GitHub Copilot CLI events", () => {
   }
 })
 
+const env = (type: string, data: Rec, id: string, ts: string) =>
+  JSON.stringify({ type, data, id, timestamp: ts, parentId: null })
+const huge = "x".repeat(2_000_000)
+
+/** A hostile Copilot CLI log: an unknown type, a broken line, a garbage line, a huge message, invalid UTF-8. */
+const hostileBytes = (): Buffer =>
+  Buffer.concat([
+    Buffer.from(
+      [
+        env("session.start", { sessionId: "hostile-1", copilotVersion: "1.0.0" }, "e1", "2026-01-01T00:00:00.000Z"),
+        env("user.message", { content: "go" }, "e2", "2026-01-01T00:00:01.000Z"),
+        env(
+          "assistant.message",
+          { content: "", toolRequests: [{ toolCallId: "c1", name: "bash", arguments: "{\"command\":\"ls\"}" }] },
+          "e3",
+          "2026-01-01T00:00:01.500Z"
+        ),
+        env("future.kind", { anything: 1 }, "e3b", "2026-01-01T00:00:02.000Z"),
+        // A tool result whose raw newline broke its line in two: rejoined.
+        "{\"type\":\"tool.execution_complete\",\"data\":{\"toolCallId\":\"c1\",\"success\":true,\"result\":{\"content\":\"a",
+        "b\"}},\"id\":\"e4\",\"timestamp\":\"2026-01-01T00:00:03.000Z\",\"parentId\":null}",
+        "garbage that is no JSON",
+        env("assistant.message", { content: huge }, "e5", "2026-01-01T00:00:04.000Z")
+      ].join("\n") + "\n"
+    ),
+    Buffer.from([0xff, 0xfe, 0x0a]),
+    Buffer.from(env("assistant.message", { content: "after" }, "e6", "2026-01-01T00:00:05.000Z") + "\n")
+  ])
+
 describe("Copilot CLI hostile input", () => {
   it.effect(
-    "invalid UTF-8, an unknown record type, a line broken by a raw newline and a huge message are reported, never fatal",
+    "a broken line is rejoined; garbage, invalid UTF-8 and an unknown type are reported by line; a huge message imports; the next source too",
     () =>
       Effect.gen(function*() {
         const src = yield* tempDir("import-copilot-src")
         const sessions = yield* tempDir("import-copilot")
-        const env = (type: string, data: Rec, id: string, ts: string) =>
-          JSON.stringify({ type, data, id, timestamp: ts, parentId: null })
-        const huge = "x".repeat(2_000_000)
-        const lines = [
-          env("session.start", { sessionId: "hostile-1", copilotVersion: "1.0.0" }, "e1", "2026-01-01T00:00:00.000Z"),
-          env("user.message", { content: "go" }, "e2", "2026-01-01T00:00:01.000Z"),
-          env("future.kind", { anything: 1 }, "e3", "2026-01-01T00:00:02.000Z"),
-          // A tool result whose raw newline broke its line in two.
-          "{\"type\":\"tool.execution_complete\",\"data\":{\"toolCallId\":\"c1\",\"result\":{\"content\":\"a",
-          "b\"}},\"id\":\"e4\",\"timestamp\":\"2026-01-01T00:00:03.000Z\",\"parentId\":null}",
-          env("assistant.message", { content: huge }, "e5", "2026-01-01T00:00:04.000Z")
-        ]
-        const bytes = Buffer.concat([
-          Buffer.from(lines.join("\n") + "\n"),
-          Buffer.from([0xff, 0xfe, 0x0a]),
-          Buffer.from(env("assistant.message", { content: "after" }, "e6", "2026-01-01T00:00:05.000Z") + "\n")
-        ])
         const bad = path.join(src, "a", "events.jsonl")
         fs.mkdirSync(path.dirname(bad))
-        fs.writeFileSync(bad, bytes)
+        fs.writeFileSync(bad, hostileBytes())
         const good = path.join(src, "b", "events.jsonl")
         fs.mkdirSync(path.dirname(good))
         fs.copyFileSync(files[0] ?? "", good)
@@ -117,13 +129,46 @@ describe("Copilot CLI hostile input", () => {
         assert.strictEqual(report.sources_failed, 0, JSON.stringify(report.sources))
         assert.strictEqual(report.sessions_created, 2)
         const hostile = report.sources.find((s) => s.session === "copilot-hostile-1")
-        assert.deepStrictEqual(hostile?.lines_skipped.map((l) => l.line), [4, 5, 7])
+        assert.deepStrictEqual(hostile?.lines_skipped.map((l) => l.line), [7, 9])
         assert.strictEqual(hostile?.records_skipped["future.kind"], 1)
-        const texts = items(eventsOf(sessions, "copilot-hostile-1")).flatMap((i) =>
-          i.type === "agent_message" ? [i.text.length] : []
+        assert.isTrue(hostile?.warnings.some((w) => w.includes("1 record(s) rejoined")))
+        const all = items(eventsOf(sessions, "copilot-hostile-1"))
+        assert.deepStrictEqual(all.flatMap((i) => i.type === "agent_message" ? [i.text.length] : []), [huge.length, 5])
+        assert.deepStrictEqual(
+          all.flatMap((i) => i.type === "command_execution" ? [[i.command, i.aggregated_output]] : []),
+          [["ls", "a\nb"]]
         )
-        assert.deepStrictEqual(texts, [huge.length, 5])
       }),
     60_000
+  )
+
+  it.effect(
+    "importing the hostile log cut at every line end, then whole, writes exactly the whole import",
+    () =>
+      Effect.gen(function*() {
+        const bytes = hostileBytes()
+        const src = yield* tempDir("import-copilot-src")
+        const file = path.join(src, "events.jsonl")
+        const whole = yield* tempDir("import-copilot-whole")
+        fs.writeFileSync(file, bytes)
+        yield* run(whole, "copilot", [file])
+        const expected = fs.readFileSync(sessionPaths(whole, "copilot-hostile-1").events, "base64")
+        const cuts: Array<number> = []
+        for (let i = bytes.indexOf(10); i >= 0 && i < bytes.length - 1; i = bytes.indexOf(10, i + 1)) cuts.push(i + 1)
+        for (const cut of [...cuts, cuts[3] === undefined ? 0 : cuts[3] + 20]) {
+          const sessions = yield* tempDir("import-copilot-half")
+          fs.writeFileSync(file, bytes.subarray(0, cut))
+          yield* run(sessions, "copilot", [file])
+          fs.writeFileSync(file, bytes)
+          const second = yield* run(sessions, "copilot", [file])
+          assert.strictEqual(second.sources_failed, 0, `cut ${cut}: ${JSON.stringify(second.sources)}`)
+          assert.strictEqual(
+            fs.readFileSync(sessionPaths(sessions, "copilot-hostile-1").events, "base64"),
+            expected,
+            `cut at byte ${cut}`
+          )
+        }
+      }),
+    120_000
   )
 })
