@@ -24,7 +24,7 @@ import { finishThread } from "./internal/importTurns.ts"
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** The foreign formats Logbook imports. */
-export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini", "copilot"])
+export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini", "copilot", "cline", "roo"])
 
 /** The foreign formats Logbook imports. */
 export type ImportFormat = typeof ImportFormat.Type

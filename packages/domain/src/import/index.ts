@@ -1,8 +1,9 @@
 /**
- * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, `codex exec --json`) to
+ * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, Cline / Roo Code, `codex exec --json`) to
  * ThreadEvents, with the import cursor that lets an import stop and resume anywhere.
  */
 export * from "./ClaudeTranscript.ts"
+export * from "./ClineTask.ts"
 export * from "./CodexExec.ts"
 export * from "./CodexRollout.ts"
 export * from "./CopilotEvents.ts"

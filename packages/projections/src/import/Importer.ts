@@ -74,7 +74,10 @@ export const importSource = (
     const info = yield* fs.lstat(path)
     if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
     const finished = (yield* Clock.currentTimeMillis) - info.value.mtimeMs >= idleWindowMs
-    if (path.endsWith(".json") && (format === "gemini" || format === "codex" || format === "auto")) {
+    if (
+      path.endsWith(".json") &&
+      (format === "gemini" || format === "codex" || format === "cline" || format === "roo" || format === "auto")
+    ) {
       return yield* importJsonSession(sessionsDir, path, format, info.value.size, finished, dryRun)
     }
     const modifiedAt = formatRfc3339(info.value.mtimeMs)

@@ -3,10 +3,11 @@
  * grows): progress is counted in messages and a file whose earlier messages changed is refused.
  */
 import type { ImportFormat, ThreadEvent } from "@logbook/domain"
-import { geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
+import { clineTaskHeader, geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
 import { EventLog, saveImportState, SessionFs } from "@logbook/store"
 import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
+import * as NodePath from "node:path"
 import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport } from "./ImportReport.ts"
 import type { SourceReport } from "./ImportReport.ts"
@@ -19,13 +20,26 @@ import { isMessageEvent } from "./JsonlImport.ts"
 /**
  * The forms of a whole-file JSON session: a Gemini CLI `{sessionId, projectHash, …, messages}`;
  * a legacy Codex rollout saved as one array `[{id, timestamp, instructions}, …items]` or as
- * `{session: {id, timestamp, instructions}, items}`. The header is mapped first, then each item.
+ * `{session: {id, timestamp, instructions}, items}`; a Cline / Roo Code task's `ui_messages.json`
+ * (an array of `{ts, type: say|ask}`; the header names the task directory, the agent is Roo Code
+ * when asked for or when the path is below Roo's `rooveterinaryinc.roo-cline` storage). The header
+ * is mapped first, then each item.
  */
 const jsonSessionOf = (
-  value: unknown
-): { format: "gemini" | "codex"; header: unknown; messages: ReadonlyArray<unknown> } | undefined => {
+  value: unknown,
+  path: string,
+  format: ImportFormat | "auto"
+): { format: "gemini" | "codex" | "cline" | "roo"; header: unknown; messages: ReadonlyArray<unknown> } | undefined => {
   if (Array.isArray(value)) {
     const [first, ...items] = value
+    if (NodePath.basename(path) === "ui_messages.json" && value.every(isUiMessage)) {
+      const agent = format === "roo" || (format !== "cline" && path.includes("roo-cline")) ? "roo" : "cline"
+      return {
+        format: agent,
+        header: clineTaskHeader(agent, NodePath.basename(NodePath.dirname(path))),
+        messages: value
+      }
+    }
     return isLegacyCodexHeader(first) ? { format: "codex", header: first, messages: items } : undefined
   }
   if (!Predicate.isReadonlyObject(value)) return undefined
@@ -41,6 +55,9 @@ const jsonSessionOf = (
   }
   return undefined
 }
+
+const isUiMessage = (m: unknown): boolean =>
+  Predicate.isReadonlyObject(m) && typeof m["ts"] === "number" && (m["type"] === "say" || m["type"] === "ask")
 
 /** How many events of a JSON session are appended together. */
 const JSON_SESSION_BATCH = 512
@@ -73,6 +90,8 @@ export const importJsonSession = (
         "not a legacy Codex rollout (expected [{id, timestamp, instructions}, …items])",
         "codex"
       )
+      : format === "cline" || format === "roo"
+      ? emptyReport(path, "failed", "not a Cline / Roo Code ui_messages.json (expected [{ts, type, say|ask}])", format)
       : emptyReport(path, "failed", "not a Gemini CLI session (expected sessionId, projectHash and messages)", "gemini")
     if (size > MAX_JSON_SESSION_BYTES) {
       return emptyReport(path, "failed", `larger than ${MAX_JSON_SESSION_BYTES} bytes, too large for a JSON session`)
@@ -81,7 +100,7 @@ export const importJsonSession = (
     if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
     const parsed = parseForeignLine(bytes.value, false)
     const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
-    const session = jsonSessionOf(value)
+    const session = jsonSessionOf(value, path, format)
     if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
     const { header, messages } = session
     const found = session.format

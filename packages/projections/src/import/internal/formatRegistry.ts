@@ -13,6 +13,7 @@ import type {
 } from "@logbook/domain"
 import {
   claudeTranscriptMapper,
+  clineTaskMapper,
   codexExecMapper,
   codexRolloutMapper,
   copilotEventsMapper,
@@ -76,7 +77,9 @@ export const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
   claude: anyMapper(claudeTranscriptMapper),
   exec: anyMapper(codexExecMapper),
   gemini: anyMapper(geminiSessionMapper),
-  copilot: anyMapper(copilotEventsMapper)
+  copilot: anyMapper(copilotEventsMapper),
+  cline: anyMapper(clineTaskMapper("cline")),
+  roo: anyMapper(clineTaskMapper("roo"))
 }
 
 /** The mapper of a format. */

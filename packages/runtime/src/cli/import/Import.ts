@@ -81,6 +81,15 @@ const defaultPaths = (format: ImportFormat | "auto") =>
     if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
     if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
     if (format === "copilot") return [NodePath.join(dir, ".copilot", "session-state")]
+    if (format === "cline" || format === "roo") {
+      // VS Code's extension storage on Linux and macOS (the Cline CLI keeps its own in ~/.cline/data).
+      const ext = format === "cline" ? "saoudrizwan.claude-dev" : "rooveterinaryinc.roo-cline"
+      return [
+        NodePath.join(dir, ".config", "Code", "User", "globalStorage", ext, "tasks"),
+        NodePath.join(dir, "Library", "Application Support", "Code", "User", "globalStorage", ext, "tasks"),
+        ...(format === "cline" ? [NodePath.join(dir, ".cline", "data", "tasks")] : [])
+      ]
+    }
     return []
   })
 
@@ -287,7 +296,9 @@ export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly for
   { agent: "Codex CLI", format: "codex" },
   { agent: "Claude Code", format: "claude" },
   { agent: "Gemini CLI", format: "gemini" },
-  { agent: "GitHub Copilot CLI", format: "copilot" }
+  { agent: "GitHub Copilot CLI", format: "copilot" },
+  { agent: "Cline", format: "cline" },
+  { agent: "Roo Code", format: "roo" }
 ]
 
 /** The default locations of a format that exist (a missing one is "nothing found", not a failure). */
@@ -460,10 +471,24 @@ export const importCommand = Command.make(
       "logbook import copilot ~/.copilot/session-state"
     ),
     formatCommand(
+      "cline",
+      "Import Cline tasks (default: VS Code's saoudrizwan.claude-dev storage, ~/.cline/data)",
+      "Import Cline tasks (tasks/<id>/ui_messages.json). Without PATH, reads the tasks of VS Code's " +
+        "globalStorage/saoudrizwan.claude-dev (Linux and macOS locations) and ~/.cline/data/tasks.",
+      "logbook import cline ~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks"
+    ),
+    formatCommand(
+      "roo",
+      "Import Roo Code tasks (default: VS Code's rooveterinaryinc.roo-cline storage)",
+      "Import Roo Code tasks (tasks/<id>/ui_messages.json). Without PATH, reads the tasks of VS Code's " +
+        "globalStorage/rooveterinaryinc.roo-cline (Linux and macOS locations).",
+      "logbook import roo ~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks"
+    ),
+    formatCommand(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts, Gemini CLI sessions, Copilot CLI events, codex exec --json output); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])

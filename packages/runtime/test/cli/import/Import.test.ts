@@ -18,6 +18,7 @@ const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "project
 const codexDir = path.join(realdata, "codex-rollout")
 const claudeDir = path.join(realdata, "claude-code")
 const copilotFixture = path.join(realdata, "copilot-cli", "agent-sessions__subdir_v1__events.jsonl")
+const clineFixture = path.join(realdata, "..", "handwritten", "cline-tasks", "1760000000000")
 
 const eventsFiles = (sessionsDir: string): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -329,6 +330,19 @@ describe("logbook import", () => {
         const copilot = path.join(home, ".copilot", "session-state", "aaaabbbb-1111-2222-3333-ccccddddeeee")
         fs.mkdirSync(copilot, { recursive: true })
         fs.copyFileSync(copilotFixture, path.join(copilot, "events.jsonl"))
+        const clineTasks = path.join(
+          home,
+          ".config",
+          "Code",
+          "User",
+          "globalStorage",
+          "saoudrizwan.claude-dev",
+          "tasks"
+        )
+        fs.mkdirSync(path.join(clineTasks, "1760000000000"), { recursive: true })
+        for (const name of fs.readdirSync(clineFixture)) {
+          fs.copyFileSync(path.join(clineFixture, name), path.join(clineTasks, "1760000000000", name))
+        }
         const dir = yield* tempDir("import-cli")
         const env = { HOME: home, CODEX_HOME: codexHome }
         const dry = yield* logbook(["--sessions-dir", dir, "import", "all", "--dry-run"], { env })
@@ -343,19 +357,21 @@ describe("logbook import", () => {
           run.stdout,
           `GitHub Copilot CLI: 1 file in ${path.join(home, ".copilot", "session-state")}: 1 created`
         )
-        assert.strictEqual(fs.readdirSync(dir).length, 6)
+        assert.include(run.stdout, `Cline: 3 files in ${clineTasks}: 1 created`)
+        assert.include(run.stdout, "Roo Code: nothing found (looked in ")
+        assert.strictEqual(fs.readdirSync(dir).length, 7)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
         assert.deepStrictEqual(
           report.agents.map((a: { sources: number }) => a.sources),
-          [2, 3, 0, 1]
+          [2, 3, 0, 1, 3, 0]
         )
-        assert.strictEqual(report.sessions_unchanged, 6)
+        assert.strictEqual(report.sessions_unchanged, 7)
         // `import` without a subcommand is `import all`.
         const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
         assert.strictEqual(bare.exitCode, 0, bare.stderr)
         assert.include(bare.stdout, "Codex CLI: 2 files")
-        assert.include(bare.stdout, "6 unchanged")
+        assert.include(bare.stdout, "7 unchanged")
       }),
     120_000
   )
