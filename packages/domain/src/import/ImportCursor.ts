@@ -24,7 +24,7 @@ import { finishThread } from "./internal/importTurns.ts"
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** The foreign formats Logbook imports. */
-export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini", "copilot", "cline", "roo"])
+export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini", "copilot", "cline", "roo", "cursor"])
 
 /** The foreign formats Logbook imports. */
 export type ImportFormat = typeof ImportFormat.Type
@@ -134,7 +134,13 @@ export const recogniseImportFormat = (record: unknown): ImportFormat | undefined
   const type = record["type"]
   if (isCopilotEvent(record)) return "copilot"
   if (typeof record["sessionId"] === "string" && typeof record["projectHash"] === "string") return "gemini"
-  if (typeof type !== "string") return undefined
+  if (typeof type !== "string") {
+    // Cursor agent transcripts: `{role, message: {content}}` and no type.
+    const role = record["role"]
+    return (role === "user" || role === "assistant") && isRecord(record["message"]) && !("sessionId" in record)
+      ? "cursor"
+      : undefined
+  }
   if (
     ["session_meta", "response_item", "event_msg", "turn_context", "compacted"].includes(type) && "payload" in record
   ) {

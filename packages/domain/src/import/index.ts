@@ -1,5 +1,5 @@
 /**
- * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, Cline / Roo Code, `codex exec --json`) to
+ * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, Cline / Roo Code, Cursor, `codex exec --json`) to
  * ThreadEvents, with the import cursor that lets an import stop and resume anywhere.
  */
 export * from "./ClaudeTranscript.ts"
@@ -7,5 +7,6 @@ export * from "./ClineTask.ts"
 export * from "./CodexExec.ts"
 export * from "./CodexRollout.ts"
 export * from "./CopilotEvents.ts"
+export * from "./CursorTranscript.ts"
 export * from "./GeminiSession.ts"
 export * from "./ImportCursor.ts"

@@ -127,12 +127,29 @@ const copilotFacts = (file: string): SourceFacts => {
   }
 }
 
+const cursorFacts = (file: string): SourceFacts => {
+  const records = jsonl(file)
+  const modified = new Date(fs.statSync(file).mtimeMs).toISOString()
+  const content = (r: Rec) => (((r["message"] ?? {}) as Rec)["content"] ?? []) as Array<Rec>
+  return {
+    prompts:
+      records.filter((r) =>
+        r["role"] === "user" && !content(r).some((b) => String(b["type"]).startsWith("tool")) &&
+        content(r).some((b) => String(b["text"] ?? "").trim() !== "")
+      ).length,
+    outputTokens: 0,
+    firstTs: modified,
+    lastTs: modified
+  }
+}
+
 const cases: ReadonlyArray<{ file: string; facts: (file: string) => SourceFacts }> = [
   ...filesIn("codex-rollout").map((file) => ({ file, facts: codexFacts })),
   ...filesIn("claude-code").map((file) => ({ file, facts: claudeFacts })),
   ...filesIn("codex-exec-json").map((file) => ({ file, facts: execFacts })),
   ...filesIn("gemini-cli").map((file) => ({ file, facts: geminiFacts })),
-  ...filesIn("copilot-cli").map((file) => ({ file, facts: copilotFacts }))
+  ...filesIn("copilot-cli").map((file) => ({ file, facts: copilotFacts })),
+  ...filesIn("cursor").map((file) => ({ file, facts: cursorFacts }))
 ]
 
 const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>

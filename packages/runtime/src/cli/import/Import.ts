@@ -81,6 +81,7 @@ const defaultPaths = (format: ImportFormat | "auto") =>
     if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
     if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
     if (format === "copilot") return [NodePath.join(dir, ".copilot", "session-state")]
+    if (format === "cursor") return [NodePath.join(dir, ".cursor", "projects")]
     if (format === "cline" || format === "roo") {
       // VS Code's extension storage on Linux and macOS (the Cline CLI keeps its own in ~/.cline/data).
       const ext = format === "cline" ? "saoudrizwan.claude-dev" : "rooveterinaryinc.roo-cline"
@@ -298,7 +299,8 @@ export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly for
   { agent: "Gemini CLI", format: "gemini" },
   { agent: "GitHub Copilot CLI", format: "copilot" },
   { agent: "Cline", format: "cline" },
-  { agent: "Roo Code", format: "roo" }
+  { agent: "Roo Code", format: "roo" },
+  { agent: "Cursor", format: "cursor" }
 ]
 
 /** The default locations of a format that exist (a missing one is "nothing found", not a failure). */
@@ -471,6 +473,13 @@ export const importCommand = Command.make(
       "logbook import copilot ~/.copilot/session-state"
     ),
     formatCommand(
+      "cursor",
+      "Import Cursor agent transcripts (default: ~/.cursor/projects)",
+      "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl); they carry " +
+        "no times, tokens or (mostly) tool calls. Without PATH, reads ~/.cursor/projects.",
+      "logbook import cursor ~/.cursor/projects"
+    ),
+    formatCommand(
       "cline",
       "Import Cline tasks (default: VS Code's saoudrizwan.claude-dev storage, ~/.cline/data)",
       "Import Cline tasks (tasks/<id>/ui_messages.json). Without PATH, reads the tasks of VS Code's " +
@@ -488,7 +497,7 @@ export const importCommand = Command.make(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, codex exec --json output); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])

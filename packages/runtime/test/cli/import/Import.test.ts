@@ -18,6 +18,7 @@ const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "project
 const codexDir = path.join(realdata, "codex-rollout")
 const claudeDir = path.join(realdata, "claude-code")
 const copilotFixture = path.join(realdata, "copilot-cli", "agent-sessions__subdir_v1__events.jsonl")
+const cursorFixture = path.join(realdata, "cursor", "agent-sessions__large.jsonl")
 const clineFixture = path.join(realdata, "..", "handwritten", "cline-tasks", "1760000000000")
 
 const eventsFiles = (sessionsDir: string): Record<string, string> => {
@@ -343,6 +344,9 @@ describe("logbook import", () => {
         for (const name of fs.readdirSync(clineFixture)) {
           fs.copyFileSync(path.join(clineFixture, name), path.join(clineTasks, "1760000000000", name))
         }
+        const cursor = path.join(home, ".cursor", "projects", "Users-me-demo", "agent-transcripts")
+        fs.mkdirSync(cursor, { recursive: true })
+        fs.copyFileSync(cursorFixture, path.join(cursor, "0a1b2c3d.jsonl"))
         const dir = yield* tempDir("import-cli")
         const env = { HOME: home, CODEX_HOME: codexHome }
         const dry = yield* logbook(["--sessions-dir", dir, "import", "all", "--dry-run"], { env })
@@ -359,19 +363,20 @@ describe("logbook import", () => {
         )
         assert.include(run.stdout, `Cline: 3 files in ${clineTasks}: 1 created`)
         assert.include(run.stdout, "Roo Code: nothing found (looked in ")
-        assert.strictEqual(fs.readdirSync(dir).length, 7)
+        assert.include(run.stdout, `Cursor: 1 file in ${path.join(home, ".cursor", "projects")}: 1 created`)
+        assert.strictEqual(fs.readdirSync(dir).length, 8)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
         assert.deepStrictEqual(
           report.agents.map((a: { sources: number }) => a.sources),
-          [2, 3, 0, 1, 3, 0]
+          [2, 3, 0, 1, 3, 0, 1]
         )
-        assert.strictEqual(report.sessions_unchanged, 7)
+        assert.strictEqual(report.sessions_unchanged, 8)
         // `import` without a subcommand is `import all`.
         const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
         assert.strictEqual(bare.exitCode, 0, bare.stderr)
         assert.include(bare.stdout, "Codex CLI: 2 files")
-        assert.include(bare.stdout, "7 unchanged")
+        assert.include(bare.stdout, "8 unchanged")
       }),
     120_000
   )
