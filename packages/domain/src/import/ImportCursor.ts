@@ -24,7 +24,17 @@ import { finishThread } from "./internal/importTurns.ts"
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** The foreign formats Logbook imports. */
-export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini", "copilot", "cline", "roo", "cursor"])
+export const ImportFormat = Schema.Literals([
+  "codex",
+  "claude",
+  "exec",
+  "gemini",
+  "copilot",
+  "cline",
+  "roo",
+  "cursor",
+  "aider"
+])
 
 /** The foreign formats Logbook imports. */
 export type ImportFormat = typeof ImportFormat.Type

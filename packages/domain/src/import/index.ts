@@ -1,7 +1,8 @@
 /**
- * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, Cline / Roo Code, Cursor, `codex exec --json`) to
+ * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, Cline / Roo Code, Cursor, Aider, `codex exec --json`) to
  * ThreadEvents, with the import cursor that lets an import stop and resume anywhere.
  */
+export * from "./AiderHistory.ts"
 export * from "./ClaudeTranscript.ts"
 export * from "./ClineTask.ts"
 export * from "./CodexExec.ts"

@@ -3,7 +3,7 @@
  * grows): progress is counted in messages and a file whose earlier messages changed is refused.
  */
 import type { ImportFormat, ThreadEvent } from "@logbook/domain"
-import { clineTaskHeader, geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
+import { aiderHeader, aiderRecords, clineTaskHeader, geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
 import { EventLog, saveImportState, SessionFs } from "@logbook/store"
 import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
@@ -25,11 +25,30 @@ import { isMessageEvent } from "./JsonlImport.ts"
  * when asked for or when the path is below Roo's `rooveterinaryinc.roo-cline` storage). The header
  * is mapped first, then each item.
  */
+interface JsonSession {
+  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider"
+  readonly header: unknown
+  readonly messages: ReadonlyArray<unknown>
+}
+
+/** The name of Aider's chat history, kept in each repository it ran in. */
+export const AIDER_HISTORY = ".aider.chat.history.md"
+
+/**
+ * An Aider history as records: the header names `aider-<digest of the file's path>`; while the
+ * file is live its last record may still grow, so it waits until the file is finished.
+ */
+const aiderSessionOf = (bytes: Uint8Array, path: string, finished: boolean): JsonSession => {
+  const records = aiderRecords(new TextDecoder("utf-8").decode(bytes))
+  const id = createHash("sha256").update(path).digest("hex").slice(0, 16)
+  return { format: "aider", header: aiderHeader(id), messages: finished ? records : records.slice(0, -1) }
+}
+
 const jsonSessionOf = (
   value: unknown,
   path: string,
   format: ImportFormat | "auto"
-): { format: "gemini" | "codex" | "cline" | "roo"; header: unknown; messages: ReadonlyArray<unknown> } | undefined => {
+): JsonSession | undefined => {
   if (Array.isArray(value)) {
     const [first, ...items] = value
     if (NodePath.basename(path) === "ui_messages.json" && value.every(isUiMessage)) {
@@ -90,6 +109,8 @@ export const importJsonSession = (
         "not a legacy Codex rollout (expected [{id, timestamp, instructions}, …items])",
         "codex"
       )
+      : format === "aider"
+      ? emptyReport(path, "failed", `not an Aider chat history (${AIDER_HISTORY})`, "aider")
       : format === "cline" || format === "roo"
       ? emptyReport(path, "failed", "not a Cline / Roo Code ui_messages.json (expected [{ts, type, say|ask}])", format)
       : emptyReport(path, "failed", "not a Gemini CLI session (expected sessionId, projectHash and messages)", "gemini")
@@ -98,9 +119,10 @@ export const importJsonSession = (
     }
     const bytes = yield* fs.readFileNoFollow(path)
     if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
-    const parsed = parseForeignLine(bytes.value, false)
-    const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
-    const session = jsonSessionOf(value, path, format)
+    const aider = NodePath.basename(path) === AIDER_HISTORY
+    const parsed = aider ? undefined : parseForeignLine(bytes.value, false)
+    const value = parsed?._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
+    const session = aider ? aiderSessionOf(bytes.value, path, finished) : jsonSessionOf(value, path, format)
     if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
     const { header, messages } = session
     const found = session.format

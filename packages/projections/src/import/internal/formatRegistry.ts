@@ -12,6 +12,7 @@ import type {
   UsageTotals
 } from "@logbook/domain"
 import {
+  aiderHistoryMapper,
   claudeTranscriptMapper,
   clineTaskMapper,
   codexExecMapper,
@@ -81,7 +82,8 @@ export const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
   copilot: anyMapper(copilotEventsMapper),
   cline: anyMapper(clineTaskMapper("cline")),
   roo: anyMapper(clineTaskMapper("roo")),
-  cursor: anyMapper(cursorTranscriptMapper)
+  cursor: anyMapper(cursorTranscriptMapper),
+  aider: anyMapper(aiderHistoryMapper)
 }
 
 /** The mapper of a format. */

@@ -13,7 +13,9 @@ const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
   format === "gemini" || format === "codex"
     ? [".json", ".jsonl"]
     : format === "auto"
-    ? [".jsonl", ".json"]
+    ? [".jsonl", ".json", "/.aider.chat.history.md"]
+    : format === "aider"
+    ? ["/.aider.chat.history.md"]
     : format === "cline" || format === "roo"
     ? ["/ui_messages.json", "/api_conversation_history.json", "/task_metadata.json"]
     : [".jsonl"]

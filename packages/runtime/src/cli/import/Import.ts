@@ -473,6 +473,13 @@ export const importCommand = Command.make(
       "logbook import copilot ~/.copilot/session-state"
     ),
     formatCommand(
+      "aider",
+      "Import Aider chat histories (.aider.chat.history.md; PATH required)",
+      "Import Aider chat histories: each repository's .aider.chat.history.md (a PATH that is a directory is " +
+        "searched for them). Aider keeps no history in a home location, so `import all` does not look for it.",
+      "logbook import aider ~/src/my-repo"
+    ),
+    formatCommand(
       "cursor",
       "Import Cursor agent transcripts (default: ~/.cursor/projects)",
       "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl); they carry " +
@@ -497,7 +504,7 @@ export const importCommand = Command.make(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, codex exec --json output); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, Aider histories, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])
