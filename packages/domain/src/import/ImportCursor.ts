@@ -33,7 +33,8 @@ export const ImportFormat = Schema.Literals([
   "cline",
   "roo",
   "cursor",
-  "aider"
+  "aider",
+  "opencode"
 ])
 
 /** The foreign formats Logbook imports. */

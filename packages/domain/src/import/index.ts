@@ -1,5 +1,5 @@
 /**
- * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, Cline / Roo Code, Cursor, Aider, `codex exec --json`) to
+ * Pure mappers from foreign agent formats (Codex, Claude Code, Gemini, GitHub Copilot CLI, Cline / Roo Code, Cursor, Aider, OpenCode, `codex exec --json`) to
  * ThreadEvents, with the import cursor that lets an import stop and resume anywhere.
  */
 export * from "./AiderHistory.ts"
@@ -11,3 +11,4 @@ export * from "./CopilotEvents.ts"
 export * from "./CursorTranscript.ts"
 export * from "./GeminiSession.ts"
 export * from "./ImportCursor.ts"
+export * from "./OpenCodeExport.ts"

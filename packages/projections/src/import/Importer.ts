@@ -78,7 +78,8 @@ export const importSource = (
     const aider = NodePath.basename(path) === AIDER_HISTORY && (format === "aider" || format === "auto")
     if (
       aider || path.endsWith(".json") &&
-        (format === "gemini" || format === "codex" || format === "cline" || format === "roo" || format === "auto")
+        (format === "gemini" || format === "codex" || format === "cline" || format === "roo" ||
+          format === "opencode" || format === "auto")
     ) {
       return yield* importJsonSession(sessionsDir, path, format, info.value.size, finished, dryRun)
     }

@@ -3,7 +3,14 @@
  * grows): progress is counted in messages and a file whose earlier messages changed is refused.
  */
 import type { ImportFormat, ThreadEvent } from "@logbook/domain"
-import { aiderHeader, aiderRecords, clineTaskHeader, geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
+import {
+  aiderHeader,
+  aiderRecords,
+  clineTaskHeader,
+  geminiSessionMapper,
+  isLegacyCodexHeader,
+  openCodeIdentity
+} from "@logbook/domain"
 import { EventLog, saveImportState, SessionFs } from "@logbook/store"
 import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
@@ -26,7 +33,7 @@ import { isMessageEvent } from "./JsonlImport.ts"
  * is mapped first, then each item.
  */
 interface JsonSession {
-  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider"
+  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider" | "opencode"
   readonly header: unknown
   readonly messages: ReadonlyArray<unknown>
 }
@@ -65,6 +72,9 @@ const jsonSessionOf = (
   const { messages, ...header } = value
   if (Array.isArray(messages) && geminiSessionMapper.identify(header) !== undefined) {
     return { format: "gemini", header, messages }
+  }
+  if (Array.isArray(messages) && openCodeIdentity(value["info"]) !== undefined) {
+    return { format: "opencode", header: value["info"], messages }
   }
   const session = value["session"]
   const items = value["items"]
@@ -109,6 +119,8 @@ export const importJsonSession = (
         "not a legacy Codex rollout (expected [{id, timestamp, instructions}, …items])",
         "codex"
       )
+      : format === "opencode"
+      ? emptyReport(path, "failed", "not an `opencode export` session (expected {info, messages})", "opencode")
       : format === "aider"
       ? emptyReport(path, "failed", `not an Aider chat history (${AIDER_HISTORY})`, "aider")
       : format === "cline" || format === "roo"

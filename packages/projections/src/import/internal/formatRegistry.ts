@@ -19,7 +19,8 @@ import {
   codexRolloutMapper,
   copilotEventsMapper,
   cursorTranscriptMapper,
-  geminiSessionMapper
+  geminiSessionMapper,
+  openCodeExportMapper
 } from "@logbook/domain"
 import { Result, Schema } from "effect"
 import { createHash } from "node:crypto"
@@ -83,7 +84,8 @@ export const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
   cline: anyMapper(clineTaskMapper("cline")),
   roo: anyMapper(clineTaskMapper("roo")),
   cursor: anyMapper(cursorTranscriptMapper),
-  aider: anyMapper(aiderHistoryMapper)
+  aider: anyMapper(aiderHistoryMapper),
+  opencode: anyMapper(openCodeExportMapper)
 }
 
 /** The mapper of a format. */

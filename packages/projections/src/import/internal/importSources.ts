@@ -12,6 +12,8 @@ import type { SourceStatus } from "../ImportReport.ts"
 const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
   format === "gemini" || format === "codex"
     ? [".json", ".jsonl"]
+    : format === "opencode"
+    ? [".json"]
     : format === "auto"
     ? [".jsonl", ".json", "/.aider.chat.history.md"]
     : format === "aider"

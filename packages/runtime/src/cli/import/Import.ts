@@ -473,6 +473,13 @@ export const importCommand = Command.make(
       "logbook import copilot ~/.copilot/session-state"
     ),
     formatCommand(
+      "opencode",
+      "Import OpenCode sessions saved with `opencode export` (PATH required)",
+      "Import the JSON `opencode export <session>` writes ({info, messages: [{info, parts}]}). OpenCode's " +
+        "SQLite database and storage/ tree are not read yet, so `import all` does not look for OpenCode.",
+      "opencode export ses_abc > s.json && logbook import opencode s.json"
+    ),
+    formatCommand(
       "aider",
       "Import Aider chat histories (.aider.chat.history.md; PATH required)",
       "Import Aider chat histories: each repository's .aider.chat.history.md (a PATH that is a directory is " +
@@ -504,7 +511,7 @@ export const importCommand = Command.make(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, Aider histories, codex exec --json output); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, Aider histories, opencode export JSON, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])
