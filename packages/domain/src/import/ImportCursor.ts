@@ -17,13 +17,25 @@ import { Schema } from "effect"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import { UsageTotals, zeroUsage } from "../contract/Usage.ts"
 import { isLegacyCodexHeader } from "./internal/codexLegacy.ts"
+import { isCopilotEvent } from "./internal/copilotRecord.ts"
 import { isRecord } from "./internal/foreignJson.ts"
 import { finishThread } from "./internal/importTurns.ts"
 
 const Count = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 /** The foreign formats Logbook imports. */
-export const ImportFormat = Schema.Literals(["codex", "claude", "exec", "gemini"])
+export const ImportFormat = Schema.Literals([
+  "codex",
+  "claude",
+  "exec",
+  "gemini",
+  "copilot",
+  "cline",
+  "roo",
+  "cursor",
+  "aider",
+  "opencode"
+])
 
 /** The foreign formats Logbook imports. */
 export type ImportFormat = typeof ImportFormat.Type
@@ -131,8 +143,15 @@ export const recogniseImportFormat = (record: unknown): ImportFormat | undefined
   if (!isRecord(record)) return undefined
   if (isLegacyCodexHeader(record)) return "codex"
   const type = record["type"]
+  if (isCopilotEvent(record)) return "copilot"
   if (typeof record["sessionId"] === "string" && typeof record["projectHash"] === "string") return "gemini"
-  if (typeof type !== "string") return undefined
+  if (typeof type !== "string") {
+    // Cursor agent transcripts: `{role, message: {content}}` and no type.
+    const role = record["role"]
+    return (role === "user" || role === "assistant") && isRecord(record["message"]) && !("sessionId" in record)
+      ? "cursor"
+      : undefined
+  }
   if (
     ["session_meta", "response_item", "event_msg", "turn_context", "compacted"].includes(type) && "payload" in record
   ) {

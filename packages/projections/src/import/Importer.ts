@@ -23,12 +23,13 @@ import type { ImportFormat } from "@logbook/domain"
 import { formatRfc3339 } from "@logbook/domain"
 import { fileSignature, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option } from "effect"
+import * as NodePath from "node:path"
 import { deriveSessionMemory } from "../memory/MemoryDerivation.ts"
 import { emptyReport, summarise } from "./ImportReport.ts"
 import type { MemoryOutcome, SourceReport } from "./ImportReport.ts"
 import { collectSources } from "./internal/importSources.ts"
 import { importInput } from "./JsonlImport.ts"
-import { importJsonSession } from "./JsonSessionImport.ts"
+import { AIDER_HISTORY, importJsonSession } from "./JsonSessionImport.ts"
 
 /** What to import. */
 export interface ImportOptions {
@@ -74,7 +75,12 @@ export const importSource = (
     const info = yield* fs.lstat(path)
     if (Option.isNone(info) || info.value.type !== "File") return emptyReport(path, "failed", "not a regular file")
     const finished = (yield* Clock.currentTimeMillis) - info.value.mtimeMs >= idleWindowMs
-    if (path.endsWith(".json") && (format === "gemini" || format === "codex" || format === "auto")) {
+    const aider = NodePath.basename(path) === AIDER_HISTORY && (format === "aider" || format === "auto")
+    if (
+      aider || path.endsWith(".json") &&
+        (format === "gemini" || format === "codex" || format === "cline" || format === "roo" ||
+          format === "opencode" || format === "auto")
+    ) {
       return yield* importJsonSession(sessionsDir, path, format, info.value.size, finished, dryRun)
     }
     const modifiedAt = formatRfc3339(info.value.mtimeMs)

@@ -3,10 +3,18 @@
  * grows): progress is counted in messages and a file whose earlier messages changed is refused.
  */
 import type { ImportFormat, ThreadEvent } from "@logbook/domain"
-import { geminiSessionMapper, isLegacyCodexHeader } from "@logbook/domain"
+import {
+  aiderHeader,
+  aiderRecords,
+  clineTaskHeader,
+  geminiSessionMapper,
+  isLegacyCodexHeader,
+  openCodeIdentity
+} from "@logbook/domain"
 import { EventLog, saveImportState, SessionFs } from "@logbook/store"
 import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
+import * as NodePath from "node:path"
 import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport } from "./ImportReport.ts"
 import type { SourceReport } from "./ImportReport.ts"
@@ -19,19 +27,54 @@ import { isMessageEvent } from "./JsonlImport.ts"
 /**
  * The forms of a whole-file JSON session: a Gemini CLI `{sessionId, projectHash, …, messages}`;
  * a legacy Codex rollout saved as one array `[{id, timestamp, instructions}, …items]` or as
- * `{session: {id, timestamp, instructions}, items}`. The header is mapped first, then each item.
+ * `{session: {id, timestamp, instructions}, items}`; a Cline / Roo Code task's `ui_messages.json`
+ * (an array of `{ts, type: say|ask}`; the header names the task directory, the agent is Roo Code
+ * when asked for or when the path is below Roo's `rooveterinaryinc.roo-cline` storage). The header
+ * is mapped first, then each item.
  */
+interface JsonSession {
+  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider" | "opencode"
+  readonly header: unknown
+  readonly messages: ReadonlyArray<unknown>
+}
+
+/** The name of Aider's chat history, kept in each repository it ran in. */
+export const AIDER_HISTORY = ".aider.chat.history.md"
+
+/**
+ * An Aider history as records: the header names `aider-<digest of the file's path>`; while the
+ * file is live its last record may still grow, so it waits until the file is finished.
+ */
+const aiderSessionOf = (bytes: Uint8Array, path: string, finished: boolean): JsonSession => {
+  const records = aiderRecords(new TextDecoder("utf-8").decode(bytes))
+  const id = createHash("sha256").update(path).digest("hex").slice(0, 16)
+  return { format: "aider", header: aiderHeader(id), messages: finished ? records : records.slice(0, -1) }
+}
+
 const jsonSessionOf = (
-  value: unknown
-): { format: "gemini" | "codex"; header: unknown; messages: ReadonlyArray<unknown> } | undefined => {
+  value: unknown,
+  path: string,
+  format: ImportFormat | "auto"
+): JsonSession | undefined => {
   if (Array.isArray(value)) {
     const [first, ...items] = value
+    if (NodePath.basename(path) === "ui_messages.json" && value.every(isUiMessage)) {
+      const agent = format === "roo" || (format !== "cline" && path.includes("roo-cline")) ? "roo" : "cline"
+      return {
+        format: agent,
+        header: clineTaskHeader(agent, NodePath.basename(NodePath.dirname(path))),
+        messages: value
+      }
+    }
     return isLegacyCodexHeader(first) ? { format: "codex", header: first, messages: items } : undefined
   }
   if (!Predicate.isReadonlyObject(value)) return undefined
   const { messages, ...header } = value
   if (Array.isArray(messages) && geminiSessionMapper.identify(header) !== undefined) {
     return { format: "gemini", header, messages }
+  }
+  if (Array.isArray(messages) && openCodeIdentity(value["info"]) !== undefined) {
+    return { format: "opencode", header: value["info"], messages }
   }
   const session = value["session"]
   const items = value["items"]
@@ -41,6 +84,9 @@ const jsonSessionOf = (
   }
   return undefined
 }
+
+const isUiMessage = (m: unknown): boolean =>
+  Predicate.isReadonlyObject(m) && typeof m["ts"] === "number" && (m["type"] === "say" || m["type"] === "ask")
 
 /** How many events of a JSON session are appended together. */
 const JSON_SESSION_BATCH = 512
@@ -73,15 +119,22 @@ export const importJsonSession = (
         "not a legacy Codex rollout (expected [{id, timestamp, instructions}, …items])",
         "codex"
       )
+      : format === "opencode"
+      ? emptyReport(path, "failed", "not an `opencode export` session (expected {info, messages})", "opencode")
+      : format === "aider"
+      ? emptyReport(path, "failed", `not an Aider chat history (${AIDER_HISTORY})`, "aider")
+      : format === "cline" || format === "roo"
+      ? emptyReport(path, "failed", "not a Cline / Roo Code ui_messages.json (expected [{ts, type, say|ask}])", format)
       : emptyReport(path, "failed", "not a Gemini CLI session (expected sessionId, projectHash and messages)", "gemini")
     if (size > MAX_JSON_SESSION_BYTES) {
       return emptyReport(path, "failed", `larger than ${MAX_JSON_SESSION_BYTES} bytes, too large for a JSON session`)
     }
     const bytes = yield* fs.readFileNoFollow(path)
     if (Option.isNone(bytes)) return emptyReport(path, "failed", "no such file")
-    const parsed = parseForeignLine(bytes.value, false)
-    const value = parsed._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
-    const session = jsonSessionOf(value)
+    const aider = NodePath.basename(path) === AIDER_HISTORY
+    const parsed = aider ? undefined : parseForeignLine(bytes.value, false)
+    const value = parsed?._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
+    const session = aider ? aiderSessionOf(bytes.value, path, finished) : jsonSessionOf(value, path, format)
     if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
     const { header, messages } = session
     const found = session.format

@@ -126,6 +126,32 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   // Events mapped from the lines of one chunk, appended together (one `appendAll` per chunk).
   const pending: Array<ThreadEvent> = []
 
+  // Copilot CLI: a line that is not JSON is held (not consumed) until the next line shows whether
+  // the two are one record broken by a raw newline inside a string (docs/import.md#github-copilot-cli).
+  let held: RawLine | undefined
+  let rejoined = 0
+
+  const joined = (first: RawLine, second: RawLine): Uint8Array => {
+    let end = first.bytes.length
+    while (end > 0 && (first.bytes[end - 1] === 10 || first.bytes[end - 1] === 13)) end--
+    return Buffer.concat([first.bytes.subarray(0, end), Buffer.from("\\n"), second.bytes])
+  }
+
+  /** Consumes a held line as the bad line it is (counted, hashed, reported by number). */
+  const dropHeld = (): void => {
+    if (held === undefined) return
+    const line = held
+    held = undefined
+    lines++
+    hash.update(line.bytes)
+    consumed = line.offset + line.bytes.length
+    skippedCount++
+    if (skippedLines.length < MAX_LINES_LISTED) {
+      const parsed = parseForeignLine(line.bytes, false)
+      skippedLines.push({ line: lines, reason: parsed._tag === "Bad" ? parsed.reason : "not JSON" })
+    }
+  }
+
   const handle = (line: RawLine): void => {
     if (stop !== undefined || run === undefined || paths === undefined || identity === undefined) return
     const end = line.offset + line.bytes.length
@@ -144,7 +170,26 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       return
     }
     const terminated = line.bytes[line.bytes.length - 1] === 10
-    const parsed = parseForeignLine(line.bytes, comments && found === "exec")
+    let parsed = parseForeignLine(line.bytes, comments && found === "exec")
+    if (held !== undefined) {
+      const both = parseForeignLine(joined(held, line), false)
+      if (both._tag === "Records") {
+        lines++
+        hash.update(held.bytes)
+        held = undefined
+        rejoined++
+        parsed = both
+      } else if (!terminated && parsed._tag !== "Records") {
+        pendingTail = end - held.offset
+        return
+      } else {
+        dropHeld()
+      }
+    }
+    if (found === "copilot" && terminated && parsed._tag === "Bad") {
+      held = line
+      return
+    }
     if (!terminated && parsed._tag !== "Records") {
       pendingTail = line.bytes.length
       return
@@ -241,6 +286,12 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       for (const held of buffered.splice(0)) handle(held)
       yield* appendPending
     }
+    // A held line at the end stays unconsumed while the source is live (its other half may come);
+    // a finished source reports it as bad.
+    if (held !== undefined) {
+      if (input.finished === true && stop === undefined) dropHeld()
+      else pendingTail = Math.max(pendingTail, held.bytes.length)
+    }
     // A finished source (idle or ended) closes its open turn and completes the session, also when
     // no new record came since the last import: the first import after it went idle does it.
     const whole = Option.isNone(previous) || consumed >= prevOffset
@@ -281,9 +332,12 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       ...coverage
     } satisfies SourceReport
   }
-  const warnings = Option.isNone(previous) && messages === 0
-    ? [`${input.name} yields no message (no prompt and no assistant text): is it a ${found} session file?`]
-    : []
+  const warnings = [
+    ...(Option.isNone(previous) && messages === 0
+      ? [`${input.name} yields no message (no prompt and no assistant text): is it a ${found} session file?`]
+      : []),
+    ...(rejoined > 0 ? [`${input.name}: ${rejoined} record(s) rejoined from lines broken by a raw newline`] : [])
+  ]
   const status = Option.isNone(previous) ? "created" : "updated"
   const outcome = {
     ...base(),

@@ -106,11 +106,50 @@ const geminiFacts = (file: string): SourceFacts => {
   }
 }
 
+const copilotFacts = (file: string): SourceFacts => {
+  const records = jsonl(file)
+  const data = (r: Rec) => (r["data"] ?? {}) as Rec
+  const perMessage = records.filter((r) => r["type"] === "assistant.message").map((r) =>
+    Number(data(r)["outputTokens"] ?? 0)
+  )
+  const shutdown = records.filter((r) => r["type"] === "session.shutdown").flatMap((r) =>
+    Object.values((data(r)["modelMetrics"] ?? {}) as Record<string, { usage?: Record<string, number> }>)
+  ).reduce((n, m) => n + (m.usage?.["outputTokens"] ?? 0), 0)
+  const fromMessages = perMessage.reduce((a, b) => a + b, 0)
+  const prompts = records.filter((r) => r["type"] === "user.message" && String(data(r)["content"]).trim() !== "")
+  // Redacted logs hold placeholder timestamps: only real times are source times.
+  const timed = records.filter((r) => !Number.isNaN(Date.parse(String(r["timestamp"]))))
+  return {
+    prompts: prompts.length,
+    // Session totals (`session.shutdown`) belong to a turn only when one is open.
+    outputTokens: fromMessages > 0 ? fromMessages : prompts.length > 0 ? shutdown : 0,
+    ...timesOf(timed)
+  }
+}
+
+const cursorFacts = (file: string): SourceFacts => {
+  const records = jsonl(file)
+  const modified = new Date(fs.statSync(file).mtimeMs).toISOString()
+  const content = (r: Rec) => (((r["message"] ?? {}) as Rec)["content"] ?? []) as Array<Rec>
+  return {
+    prompts:
+      records.filter((r) =>
+        r["role"] === "user" && !content(r).some((b) => String(b["type"]).startsWith("tool")) &&
+        content(r).some((b) => String(b["text"] ?? "").trim() !== "")
+      ).length,
+    outputTokens: 0,
+    firstTs: modified,
+    lastTs: modified
+  }
+}
+
 const cases: ReadonlyArray<{ file: string; facts: (file: string) => SourceFacts }> = [
   ...filesIn("codex-rollout").map((file) => ({ file, facts: codexFacts })),
   ...filesIn("claude-code").map((file) => ({ file, facts: claudeFacts })),
   ...filesIn("codex-exec-json").map((file) => ({ file, facts: execFacts })),
-  ...filesIn("gemini-cli").map((file) => ({ file, facts: geminiFacts }))
+  ...filesIn("gemini-cli").map((file) => ({ file, facts: geminiFacts })),
+  ...filesIn("copilot-cli").map((file) => ({ file, facts: copilotFacts })),
+  ...filesIn("cursor").map((file) => ({ file, facts: cursorFacts }))
 ]
 
 const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>

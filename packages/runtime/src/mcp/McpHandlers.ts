@@ -78,7 +78,7 @@ export const toToolError = (error: unknown): McpToolError =>
   error instanceof McpToolError ? error : new McpToolError({ message: redactSecrets(messageOf(error)) })
 
 /** The agents whose imported sessions are named `<agent>-<id>` (docs/import.md). */
-const IMPORTED_AGENTS = ["codex", "claude", "gemini"] as const
+const IMPORTED_AGENTS = ["codex", "claude", "gemini", "copilot", "cline", "roo", "cursor", "aider", "opencode"] as const
 
 /** The agent of a session by its name: the importer's prefix, or none for a session a host recorded. */
 export const agentOf = (session: string): string | null =>

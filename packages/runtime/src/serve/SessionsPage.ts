@@ -18,7 +18,7 @@ export const PAGE_SIZE = 50
 export const ROW_SCAN_BYTES = 4 * 1024 * 1024
 
 /** The agents an imported session's name starts with (`<agent>-<id>`, docs/import.md); others were recorded by a host. */
-export const AGENTS = ["codex", "claude", "gemini"] as const
+export const AGENTS = ["codex", "claude", "gemini", "copilot", "cline", "roo", "cursor", "aider", "opencode"] as const
 
 /** The agent of a session by its directory name: an importer's prefix, else `host`. */
 export const agentOf = (session: string): string => AGENTS.find((a) => session.startsWith(`${a}-`)) ?? "host"

@@ -118,7 +118,7 @@ describe("parseSessionsQuery", () => {
         "sort=name",
         "order=up",
         "status=x",
-        "agent=cursor",
+        "agent=notepad",
         `q=${"a".repeat(201)}`
       ]
     ) {

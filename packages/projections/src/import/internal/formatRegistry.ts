@@ -11,7 +11,17 @@ import type {
   ThreadEvent,
   UsageTotals
 } from "@logbook/domain"
-import { claudeTranscriptMapper, codexExecMapper, codexRolloutMapper, geminiSessionMapper } from "@logbook/domain"
+import {
+  aiderHistoryMapper,
+  claudeTranscriptMapper,
+  clineTaskMapper,
+  codexExecMapper,
+  codexRolloutMapper,
+  copilotEventsMapper,
+  cursorTranscriptMapper,
+  geminiSessionMapper,
+  openCodeExportMapper
+} from "@logbook/domain"
 import { Result, Schema } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
@@ -69,16 +79,39 @@ export const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
   codex: anyMapper(codexRolloutMapper),
   claude: anyMapper(claudeTranscriptMapper),
   exec: anyMapper(codexExecMapper),
-  gemini: anyMapper(geminiSessionMapper)
+  gemini: anyMapper(geminiSessionMapper),
+  copilot: anyMapper(copilotEventsMapper),
+  cline: anyMapper(clineTaskMapper("cline")),
+  roo: anyMapper(clineTaskMapper("roo")),
+  cursor: anyMapper(cursorTranscriptMapper),
+  aider: anyMapper(aiderHistoryMapper),
+  opencode: anyMapper(openCodeExportMapper)
 }
 
 /** The mapper of a format. */
 export const mapperOf = (format: ImportFormat): AnyMapper => mappers[format]
 
+const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/u
+
 const UUID = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/iu
 
-/** The identity a source's name gives when its records name none (`rollout-…-<uuid>.jsonl`, `<uuid>.jsonl`). */
+/**
+ * The identity a source's name gives when its records name none (`rollout-…-<uuid>.jsonl`,
+ * `<uuid>.jsonl`; for a Cursor transcript, any file name of safe characters).
+ */
 export const identityFromName = (name: string, format: ImportFormat): ImportIdentity | undefined => {
+  if (format === "cursor") {
+    // `<id>.jsonl` or `<id>/<id>.jsonl`; a subagent's `<parent>/subagents/<id>.jsonl` names its parent.
+    const id = NodePath.basename(name, ".jsonl")
+    if (!SAFE_ID.test(id)) return undefined
+    const dir = NodePath.dirname(name)
+    const parent = NodePath.basename(dir) === "subagents" ? NodePath.basename(NodePath.dirname(dir)) : undefined
+    return {
+      sessionId: `cursor-${id}`,
+      threadId: id,
+      ...(parent !== undefined && SAFE_ID.test(parent) ? { parentSessionId: `cursor-${parent}` } : {})
+    }
+  }
   const uuid = UUID.exec(NodePath.basename(name))?.[1]
   if (uuid === undefined || (format !== "codex" && format !== "claude")) return undefined
   const id = `${format}-${uuid}`

@@ -10,7 +10,17 @@ import * as NodePath from "node:path"
 import type { SourceStatus } from "../ImportReport.ts"
 
 const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
-  format === "gemini" || format === "codex" ? [".json", ".jsonl"] : format === "auto" ? [".jsonl", ".json"] : [".jsonl"]
+  format === "gemini" || format === "codex"
+    ? [".json", ".jsonl"]
+    : format === "opencode"
+    ? [".json"]
+    : format === "auto"
+    ? [".jsonl", ".json", "/.aider.chat.history.md"]
+    : format === "aider"
+    ? ["/.aider.chat.history.md"]
+    : format === "cline" || format === "roo"
+    ? ["/ui_messages.json", "/api_conversation_history.json", "/task_metadata.json"]
+    : [".jsonl"]
 
 /** The reason given to a companion file that a directory walk skips (a prefix of it). */
 export const COMPANION = "companion file, not a session:"
@@ -18,7 +28,8 @@ export const COMPANION = "companion file, not a session:"
 /**
  * Files the agents keep beside their sessions, which a directory walk meets and skips on purpose
  * (named in the report, never counted as a source that gave nothing): Claude Code's
- * `subagents/agent-*.meta.json`, Gemini CLI's `logs.json` prompt log.
+ * `subagents/agent-*.meta.json`, Gemini CLI's `logs.json` prompt log, a Cline / Roo Code task's
+ * `api_conversation_history.json` and `task_metadata.json`.
  */
 const companionOf = (path: string): string | undefined => {
   const name = NodePath.basename(path)
@@ -26,6 +37,9 @@ const companionOf = (path: string): string | undefined => {
     return "Claude Code subagent metadata"
   }
   if (name === "logs.json") return "Gemini CLI prompt log"
+  if (name === "api_conversation_history.json" || name === "task_metadata.json") {
+    return "Cline / Roo Code task file (the task is imported from ui_messages.json)"
+  }
   return undefined
 }
 
@@ -43,7 +57,10 @@ export const collectSources = (paths: ReadonlyArray<string>, format: ImportForma
     const exts = extensionsOf(format)
     const walk = (dir: string): Effect.Effect<void, StoreIoError> =>
       Effect.map(
-        regularFilesBelow(fs, dir, (_, name, type) => type === "Directory" || exts.some((ext) => name.endsWith(ext))),
+        regularFilesBelow(fs, dir, (_, name, type) =>
+          type === "Directory" || exts.some((ext) =>
+            `/${name}`.endsWith(ext)
+          )),
         (files) => {
           for (const file of files) {
             const companion = companionOf(file.path)

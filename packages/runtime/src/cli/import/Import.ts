@@ -80,6 +80,17 @@ const defaultPaths = (format: ImportFormat | "auto") =>
     }
     if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
     if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
+    if (format === "copilot") return [NodePath.join(dir, ".copilot", "session-state")]
+    if (format === "cursor") return [NodePath.join(dir, ".cursor", "projects")]
+    if (format === "cline" || format === "roo") {
+      // VS Code's extension storage on Linux and macOS (the Cline CLI keeps its own in ~/.cline/data).
+      const ext = format === "cline" ? "saoudrizwan.claude-dev" : "rooveterinaryinc.roo-cline"
+      return [
+        NodePath.join(dir, ".config", "Code", "User", "globalStorage", ext, "tasks"),
+        NodePath.join(dir, "Library", "Application Support", "Code", "User", "globalStorage", ext, "tasks"),
+        ...(format === "cline" ? [NodePath.join(dir, ".cline", "data", "tasks")] : [])
+      ]
+    }
     return []
   })
 
@@ -285,7 +296,11 @@ const verdict = (report: ImportReport, allowEmpty: boolean) =>
 export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly format: ImportFormat }> = [
   { agent: "Codex CLI", format: "codex" },
   { agent: "Claude Code", format: "claude" },
-  { agent: "Gemini CLI", format: "gemini" }
+  { agent: "Gemini CLI", format: "gemini" },
+  { agent: "GitHub Copilot CLI", format: "copilot" },
+  { agent: "Cline", format: "cline" },
+  { agent: "Roo Code", format: "roo" },
+  { agent: "Cursor", format: "cursor" }
 ]
 
 /** The default locations of a format that exist (a missing one is "nothing found", not a failure). */
@@ -452,10 +467,51 @@ export const importCommand = Command.make(
       "logbook import gemini ~/.gemini/tmp"
     ),
     formatCommand(
+      "copilot",
+      "Import GitHub Copilot CLI sessions (default: ~/.copilot/session-state)",
+      "Import GitHub Copilot CLI sessions (<id>/events.jsonl). Without PATH, reads ~/.copilot/session-state.",
+      "logbook import copilot ~/.copilot/session-state"
+    ),
+    formatCommand(
+      "opencode",
+      "Import OpenCode sessions saved with `opencode export` (PATH required)",
+      "Import the JSON `opencode export <session>` writes ({info, messages: [{info, parts}]}). OpenCode's " +
+        "SQLite database and storage/ tree are not read yet, so `import all` does not look for OpenCode.",
+      "opencode export ses_abc > s.json && logbook import opencode s.json"
+    ),
+    formatCommand(
+      "aider",
+      "Import Aider chat histories (.aider.chat.history.md; PATH required)",
+      "Import Aider chat histories: each repository's .aider.chat.history.md (a PATH that is a directory is " +
+        "searched for them). Aider keeps no history in a home location, so `import all` does not look for it.",
+      "logbook import aider ~/src/my-repo"
+    ),
+    formatCommand(
+      "cursor",
+      "Import Cursor agent transcripts (default: ~/.cursor/projects)",
+      "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl); they carry " +
+        "no times, tokens or (mostly) tool calls. Without PATH, reads ~/.cursor/projects.",
+      "logbook import cursor ~/.cursor/projects"
+    ),
+    formatCommand(
+      "cline",
+      "Import Cline tasks (default: VS Code's saoudrizwan.claude-dev storage, ~/.cline/data)",
+      "Import Cline tasks (tasks/<id>/ui_messages.json). Without PATH, reads the tasks of VS Code's " +
+        "globalStorage/saoudrizwan.claude-dev (Linux and macOS locations) and ~/.cline/data/tasks.",
+      "logbook import cline ~/.config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks"
+    ),
+    formatCommand(
+      "roo",
+      "Import Roo Code tasks (default: VS Code's rooveterinaryinc.roo-cline storage)",
+      "Import Roo Code tasks (tasks/<id>/ui_messages.json). Without PATH, reads the tasks of VS Code's " +
+        "globalStorage/rooveterinaryinc.roo-cline (Linux and macOS locations).",
+      "logbook import roo ~/.config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks"
+    ),
+    formatCommand(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts, Gemini CLI sessions, codex exec --json output); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, Aider histories, opencode export JSON, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])

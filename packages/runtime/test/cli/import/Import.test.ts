@@ -17,6 +17,9 @@ import { logbook } from "../inProcess.ts"
 const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "projections", "test", "fixtures", "realdata")
 const codexDir = path.join(realdata, "codex-rollout")
 const claudeDir = path.join(realdata, "claude-code")
+const copilotFixture = path.join(realdata, "copilot-cli", "agent-sessions__subdir_v1__events.jsonl")
+const cursorFixture = path.join(realdata, "cursor", "agent-sessions__large.jsonl")
+const clineFixture = path.join(realdata, "..", "handwritten", "cline-tasks", "1760000000000")
 
 const eventsFiles = (sessionsDir: string): Record<string, string> => {
   const out: Record<string, string> = {}
@@ -325,6 +328,25 @@ describe("logbook import", () => {
         for (const name of fs.readdirSync(claudeDir)) {
           fs.copyFileSync(path.join(claudeDir, name), path.join(project, name))
         }
+        const copilot = path.join(home, ".copilot", "session-state", "aaaabbbb-1111-2222-3333-ccccddddeeee")
+        fs.mkdirSync(copilot, { recursive: true })
+        fs.copyFileSync(copilotFixture, path.join(copilot, "events.jsonl"))
+        const clineTasks = path.join(
+          home,
+          ".config",
+          "Code",
+          "User",
+          "globalStorage",
+          "saoudrizwan.claude-dev",
+          "tasks"
+        )
+        fs.mkdirSync(path.join(clineTasks, "1760000000000"), { recursive: true })
+        for (const name of fs.readdirSync(clineFixture)) {
+          fs.copyFileSync(path.join(clineFixture, name), path.join(clineTasks, "1760000000000", name))
+        }
+        const cursor = path.join(home, ".cursor", "projects", "Users-me-demo", "agent-transcripts")
+        fs.mkdirSync(cursor, { recursive: true })
+        fs.copyFileSync(cursorFixture, path.join(cursor, "0a1b2c3d.jsonl"))
         const dir = yield* tempDir("import-cli")
         const env = { HOME: home, CODEX_HOME: codexHome }
         const dry = yield* logbook(["--sessions-dir", dir, "import", "all", "--dry-run"], { env })
@@ -335,19 +357,26 @@ describe("logbook import", () => {
         assert.include(run.stdout, `Codex CLI: 2 files in ${path.join(codexHome, "sessions")}: 2 created`)
         assert.include(run.stdout, `Claude Code: 3 files in ${path.join(home, ".claude", "projects")}: 3 created`)
         assert.include(run.stdout, `Gemini CLI: nothing found (looked in ${path.join(home, ".gemini", "tmp")})`)
-        assert.strictEqual(fs.readdirSync(dir).length, 5)
+        assert.include(
+          run.stdout,
+          `GitHub Copilot CLI: 1 file in ${path.join(home, ".copilot", "session-state")}: 1 created`
+        )
+        assert.include(run.stdout, `Cline: 3 files in ${clineTasks}: 1 created`)
+        assert.include(run.stdout, "Roo Code: nothing found (looked in ")
+        assert.include(run.stdout, `Cursor: 1 file in ${path.join(home, ".cursor", "projects")}: 1 created`)
+        assert.strictEqual(fs.readdirSync(dir).length, 8)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
         assert.deepStrictEqual(
           report.agents.map((a: { sources: number }) => a.sources),
-          [2, 3, 0]
+          [2, 3, 0, 1, 3, 0, 1]
         )
-        assert.strictEqual(report.sessions_unchanged, 5)
+        assert.strictEqual(report.sessions_unchanged, 8)
         // `import` without a subcommand is `import all`.
         const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
         assert.strictEqual(bare.exitCode, 0, bare.stderr)
         assert.include(bare.stdout, "Codex CLI: 2 files")
-        assert.include(bare.stdout, "5 unchanged")
+        assert.include(bare.stdout, "8 unchanged")
       }),
     120_000
   )
