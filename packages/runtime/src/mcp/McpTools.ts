@@ -66,7 +66,8 @@ export const SearchTool = Tool.make("search", {
       Schema.Number.annotate({ description: "Only hits recorded before this Unix time in seconds" })
     ),
     agent: Schema.optionalKey(Schema.String.annotate({
-      description: "Only sessions of this agent (codex, claude, gemini: the prefix of imported session ids)"
+      description:
+        "Only sessions of this agent (codex, claude, gemini, copilot, cline, roo, cursor, aider, opencode: the prefix of imported session ids)"
     })),
     max_tokens: maxTokens,
     cursor
@@ -95,7 +96,8 @@ export const ListSessionsTool = Tool.make("list_sessions", {
     limit: Schema.optionalKey(Schema.Number.annotate({ description: "At most N sessions, 1 to 1000; default 20" })),
     status: Schema.optionalKey(Schema.String.annotate({ description: "Only sessions with this status" })),
     agent: Schema.optionalKey(Schema.String.annotate({
-      description: "Only sessions of this agent (codex, claude, gemini: the prefix of imported session ids)"
+      description:
+        "Only sessions of this agent (codex, claude, gemini, copilot, cline, roo, cursor, aider, opencode: the prefix of imported session ids)"
     })),
     max_tokens: maxTokens,
     cursor
