@@ -12,15 +12,14 @@
  * their final form follows them.
  */
 import { Schema } from "effect"
-import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { counter, field, num, parseJsonValue, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { finishThread, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
-import { exitCodeInText, labelVerification } from "./internal/toolEvidence.ts"
+import { completedItems, finishThread, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { exitCodeInText } from "./internal/toolEvidence.ts"
 
 /** The agents whose tasks share this format. */
 export const ClineAgent = Schema.Literals(["cline", "roo"])
@@ -54,17 +53,7 @@ const skip = (state: ClineTaskState, reason: string): MapStep<ClineTaskState> =>
 })
 
 const emit = (state: ClineTaskState, ts: string, bodies: ReadonlyArray<ItemBody>): MapStep<ClineTaskState> => {
-  const started = startThread(state.cursor)
-  let cursor = started.cursor
-  const events: Array<ThreadEvent> = [...started.events]
-  let lastInvocation = ""
-  for (const body of bodies) {
-    const n = nextItemId(cursor)
-    cursor = n.cursor
-    const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
-    if (body.type === "tool_invocation") lastInvocation = n.id
-    events.push(labelVerification(itemEvent("item.completed", cursor, n.id, ts, linked)))
-  }
+  const { cursor, events } = completedItems(state.cursor, ts, bodies)
   return { state: { ...state, cursor }, events }
 }
 

@@ -13,16 +13,14 @@
  * into the open turn. A tool request whose completion never arrives writes nothing.
  */
 import { Schema } from "effect"
-import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, obj, parseJsonValue, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { completedItems, openTurn, seen, startThread } from "./internal/importTurns.ts"
 import { creationDiff, diffFields, exitCodeInText, replacementDiff } from "./internal/toolEvidence.ts"
-import { labelVerification } from "./internal/toolEvidence.ts"
 
 /** A tool request waiting for its completion: its name and arguments (as JSON). */
 const PendingCall = Schema.Struct({ name: Schema.String, arguments: Schema.Json })
@@ -134,17 +132,7 @@ const skip = (state: CopilotEventsState, reason: string): MapStep<CopilotEventsS
 })
 
 const emit = (state: CopilotEventsState, ts: string, bodies: ReadonlyArray<ItemBody>): MapStep<CopilotEventsState> => {
-  const started = startThread(state.cursor)
-  let cursor = started.cursor
-  const events: Array<ThreadEvent> = [...started.events]
-  let lastInvocation = ""
-  for (const body of bodies) {
-    const n = nextItemId(cursor)
-    cursor = n.cursor
-    const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
-    if (body.type === "tool_invocation") lastInvocation = n.id
-    events.push(labelVerification(itemEvent("item.completed", cursor, n.id, ts, linked)))
-  }
+  const { cursor, events } = completedItems(state.cursor, ts, bodies)
   return { state: { ...state, cursor }, events }
 }
 

@@ -22,8 +22,7 @@ import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import { geminiChangeKind, geminiFileDiff, geminiShellOutcome } from "./internal/geminiTools.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
-import { labelVerification } from "./internal/toolEvidence.ts"
+import { completedItems, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 
 /** The reducer state of a Gemini CLI session import. */
 export const GeminiSessionState = Schema.Struct({
@@ -153,17 +152,7 @@ const onGemini = (state: GeminiSessionState, record: unknown, ts: string): MapSt
   const fresh = bodies.slice(before)
   if (fresh.length === 0) return skip(s, "gemini message: repeated (an update with nothing new)")
   if (id.length > 0) s = { ...s, emitted: { ...s.emitted, [id]: bodies.length } }
-  const started = startThread(s.cursor)
-  let cursor = started.cursor
-  const events: Array<ThreadEvent> = [...started.events]
-  let lastInvocation = ""
-  for (const body of fresh) {
-    const n = nextItemId(cursor)
-    cursor = n.cursor
-    const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
-    if (body.type === "tool_invocation") lastInvocation = n.id
-    events.push(labelVerification(itemEvent("item.completed", cursor, n.id, ts, linked)))
-  }
+  const { cursor, events } = completedItems(s.cursor, ts, fresh)
   return { state: { ...s, cursor }, events }
 }
 

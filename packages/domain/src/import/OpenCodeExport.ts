@@ -10,15 +10,14 @@
  * `step-finish` parts only, never also from the message's own `info.tokens` (their sum).
  */
 import { Schema } from "effect"
-import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, num, obj, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
-import { diffFields, labelVerification } from "./internal/toolEvidence.ts"
+import { completedItems, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { diffFields } from "./internal/toolEvidence.ts"
 
 /** The reducer state of an OpenCode session import. */
 export const OpenCodeExportState = Schema.Struct({ cursor: ImportCursorSchema })
@@ -136,17 +135,9 @@ export const stepOpenCodeExport = (state: OpenCodeExportState, record: unknown):
   if (error !== undefined) {
     bodies.push({ type: "error", message: str(obj(error, "data"), "message") ?? str(error, "name") ?? "error" })
   }
-  const started = startThread(cursor)
-  cursor = started.cursor
-  const events: Array<ThreadEvent> = [...started.events]
-  let lastInvocation = ""
-  for (const body of bodies) {
-    const n = nextItemId(cursor)
-    cursor = n.cursor
-    const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
-    if (body.type === "tool_invocation") lastInvocation = n.id
-    events.push(labelVerification(itemEvent("item.completed", cursor, n.id, ts, linked)))
-  }
+  const emitted = completedItems(cursor, ts, bodies)
+  cursor = emitted.cursor
+  const events = emitted.events
   return bodies.length === 0
     ? { state: { ...state, cursor }, events, skipped: "assistant message: no text or tool parts (usage counted)" }
     : { state: { ...state, cursor }, events }

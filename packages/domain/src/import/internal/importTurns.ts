@@ -7,6 +7,7 @@ import type { ItemContext, ThreadItem } from "../../contract/ThreadItem.ts"
 import type { UsageTotals } from "../../contract/Usage.ts"
 import { addUsage, zeroUsage } from "../../contract/Usage.ts"
 import type { ImportCursor } from "../ImportCursor.ts"
+import { labelVerification } from "./toolEvidence.ts"
 
 /**
  * The cursor after recording `ts` as the last source timestamp (empty strings keep the old one);
@@ -150,3 +151,27 @@ export const itemEvent = (
   ts: string,
   body: ItemBody
 ): ThreadEvent => ({ type: phase, item: { context: itemContext(c, ts), id, ...body } })
+
+/**
+ * The thread start (when not yet started) and one `item.completed` per body, each with the next
+ * item id and verification labels; a `tool_output` is linked to the latest `tool_invocation`
+ * before it in `bodies` (the shape every mapper's tool results arrive in).
+ */
+export const completedItems = (
+  c: ImportCursor,
+  ts: string,
+  bodies: ReadonlyArray<ItemBody>
+): { cursor: ImportCursor; events: Array<ThreadEvent> } => {
+  const started = startThread(c)
+  let cursor = started.cursor
+  const events: Array<ThreadEvent> = [...started.events]
+  let lastInvocation = ""
+  for (const body of bodies) {
+    const n = nextItemId(cursor)
+    cursor = n.cursor
+    const linked: ItemBody = body.type === "tool_output" ? { ...body, call_id: lastInvocation } : body
+    if (body.type === "tool_invocation") lastInvocation = n.id
+    events.push(labelVerification(itemEvent("item.completed", cursor, n.id, ts, linked)))
+  }
+  return { cursor, events }
+}

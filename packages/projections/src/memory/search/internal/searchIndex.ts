@@ -24,6 +24,7 @@ import {
   termFrequencies,
   tokenize
 } from "@logbook/domain"
+import { makeLargest } from "./largest.ts"
 
 /** One document before indexing. */
 export interface IndexDoc {
@@ -339,40 +340,9 @@ const lookupTf = (postings: Int32Array, start: number, end: number, d: number): 
 /** The k-th largest of `values[0..count)`; 0 when fewer than k (no document is safe to ignore then). */
 const kthLargest = (values: Float64Array, count: number, k: number): number => {
   if (count < k) return 0
-  // A min-heap of the k largest.
-  const heap = new Float64Array(k)
-  let size = 0
-  for (let i = 0; i < count; i++) {
-    const v = values[i] ?? 0
-    if (size < k) {
-      let c = size++
-      heap[c] = v
-      while (c > 0) {
-        const parent = (c - 1) >> 1
-        if ((heap[parent] ?? 0) <= (heap[c] ?? 0)) break
-        const tmp = heap[parent] ?? 0
-        heap[parent] = heap[c] ?? 0
-        heap[c] = tmp
-        c = parent
-      }
-    } else if (v > (heap[0] ?? 0)) {
-      heap[0] = v
-      let c = 0
-      for (;;) {
-        const l = 2 * c + 1
-        const r = l + 1
-        let m = c
-        if (l < k && (heap[l] ?? 0) < (heap[m] ?? 0)) m = l
-        if (r < k && (heap[r] ?? 0) < (heap[m] ?? 0)) m = r
-        if (m === c) break
-        const tmp = heap[m] ?? 0
-        heap[m] = heap[c] ?? 0
-        heap[c] = tmp
-        c = m
-      }
-    }
-  }
-  return heap[0] ?? 0
+  const top = makeLargest(k)
+  for (let i = 0; i < count; i++) top.offer(values[i] ?? 0)
+  return top.min()
 }
 
 /** The k best hits so far (score descending, chunk id ascending). */

@@ -30,6 +30,7 @@ import {
 } from "@logbook/domain"
 import { childPath, SessionFs } from "@logbook/store"
 import { Effect, Option, Result, Schema } from "effect"
+import { makeLargest } from "./largest.ts"
 import type { Hit, Packed, QueryOptions } from "./searchIndex.ts"
 import type { SegmentDoc, SegmentHeader, TermEntry } from "./segmentFile.ts"
 import {
@@ -485,43 +486,12 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
 
 // The k-th largest positive value of all arrays; 0 when there are fewer than k (nothing is safe to skip then).
 const kthLargest = (arrays: ReadonlyArray<Float64Array | undefined>, k: number): number => {
-  // A min-heap of the k largest.
-  const heap = new Float64Array(k)
-  let size = 0
+  const top = makeLargest(k)
   for (const values of arrays) {
     if (values === undefined) continue
-    for (const v of values) {
-      if (!(v > 0)) continue
-      if (size < k) {
-        let c = size++
-        heap[c] = v
-        while (c > 0) {
-          const p = (c - 1) >> 1
-          if ((heap[p] ?? 0) <= (heap[c] ?? 0)) break
-          const tmp = heap[p] ?? 0
-          heap[p] = heap[c] ?? 0
-          heap[c] = tmp
-          c = p
-        }
-      } else if (v > (heap[0] ?? 0)) {
-        heap[0] = v
-        let c = 0
-        for (;;) {
-          const l = 2 * c + 1
-          const r = l + 1
-          let m = c
-          if (l < k && (heap[l] ?? 0) < (heap[m] ?? 0)) m = l
-          if (r < k && (heap[r] ?? 0) < (heap[m] ?? 0)) m = r
-          if (m === c) break
-          const tmp = heap[m] ?? 0
-          heap[m] = heap[c] ?? 0
-          heap[c] = tmp
-          c = m
-        }
-      }
-    }
+    for (const v of values) if (v > 0) top.offer(v)
   }
-  return size < k ? 0 : heap[0] ?? 0
+  return top.size() < k ? 0 : top.min()
 }
 
 /**
