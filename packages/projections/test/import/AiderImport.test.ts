@@ -6,31 +6,21 @@
  * never stops an import.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { ThreadEvent } from "@logbook/domain"
-import { aiderRecords, decodeLineText } from "@logbook/domain"
+import { aiderRecords } from "@logbook/domain"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { tempDir } from "@logbook/testkit"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
+import { eventsOf, items } from "./support/sessionEvents.ts"
 
 const fixtures = path.join(import.meta.dirname, "..", "fixtures")
 const real = path.join(fixtures, "realdata", "aider", "zen-mcp-server", ".aider.chat.history.md")
 const written = path.join(fixtures, "handwritten", "aider-repo", ".aider.chat.history.md")
 const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
-
-const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
-  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
-    (line) => {
-      const decoded = decodeLineText(line)
-      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-      return decoded.success.event
-    }
-  )
-const items = (events: ReadonlyArray<ThreadEvent>) => events.flatMap((e) => e.type === "item.completed" ? [e.item] : [])
 
 const run = (sessionsDir: string, paths: ReadonlyArray<string>) =>
   importSessions({ sessionsDir, format: "aider", paths }).pipe(Effect.provide(storeLayer))

@@ -6,16 +6,15 @@
  * task file replaced by garbage mid-way fails as its own source while the others import.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { ThreadEvent } from "@logbook/domain"
-import { decodeLineText } from "@logbook/domain"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { tempDir } from "@logbook/testkit"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
+import { eventsOf, items } from "./support/sessionEvents.ts"
 
 const task = path.join(import.meta.dirname, "..", "fixtures", "handwritten", "cline-tasks", "1760000000000")
 const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
@@ -23,15 +22,6 @@ const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode
 type Rec = Record<string, unknown>
 const ui: Array<Rec> = JSON.parse(fs.readFileSync(path.join(task, "ui_messages.json"), "utf8"))
 
-const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
-  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
-    (line) => {
-      const decoded = decodeLineText(line)
-      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-      return decoded.success.event
-    }
-  )
-const items = (events: ReadonlyArray<ThreadEvent>) => events.flatMap((e) => e.type === "item.completed" ? [e.item] : [])
 const logBytes = (dir: string, session: string) => fs.readFileSync(sessionPaths(dir, session).events, "base64")
 
 const run = (sessionsDir: string, format: "cline" | "roo" | "auto", paths: ReadonlyArray<string>) =>

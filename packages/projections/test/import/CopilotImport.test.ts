@@ -6,14 +6,13 @@
  * import: bad lines are reported by number and the sources after them still import.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { ThreadEvent } from "@logbook/domain"
-import { decodeLineText } from "@logbook/domain"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { tempDir } from "@logbook/testkit"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { importSessions } from "../../src/import/Importer.ts"
+import { eventsOf, items } from "./support/sessionEvents.ts"
 
 const dir = path.join(import.meta.dirname, "..", "fixtures", "realdata", "copilot-cli")
 const files = fs.readdirSync(dir).sort().map((name) => path.join(dir, name))
@@ -23,16 +22,6 @@ type Rec = Record<string, unknown>
 const recordsOf = (file: string): Array<Rec> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l))
 const dataOf = (r: Rec): Rec => (r["data"] ?? {}) as Rec
-
-const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
-  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
-    (line) => {
-      const decoded = decodeLineText(line)
-      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-      return decoded.success.event
-    }
-  )
-const items = (events: ReadonlyArray<ThreadEvent>) => events.flatMap((e) => e.type === "item.completed" ? [e.item] : [])
 
 const run = (sessionsDir: string, format: "copilot" | "auto", paths: ReadonlyArray<string>) =>
   importSessions({ sessionsDir, format, paths }).pipe(Effect.provide(storeLayer))

@@ -9,15 +9,16 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { decodeLineText, isClaudePrompt } from "@logbook/domain"
+import { isClaudePrompt } from "@logbook/domain"
 import { Retention, SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { mulberry32, tempDir } from "@logbook/testkit"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
+import { eventsOf } from "./support/sessionEvents.ts"
 
 const fixtures = path.join(import.meta.dirname, "..", "fixtures", "realdata")
 const filesIn = (dir: string): Array<string> =>
@@ -151,15 +152,6 @@ const cases: ReadonlyArray<{ file: string; facts: (file: string) => SourceFacts 
   ...filesIn("copilot-cli").map((file) => ({ file, facts: copilotFacts })),
   ...filesIn("cursor").map((file) => ({ file, facts: cursorFacts }))
 ]
-
-const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
-  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
-    (line) => {
-      const decoded = decodeLineText(line)
-      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-      return decoded.success.event
-    }
-  )
 
 const manifestOf = (sessionsDir: string, session: string): Rec =>
   JSON.parse(fs.readFileSync(sessionPaths(sessionsDir, session).manifest, "utf8"))

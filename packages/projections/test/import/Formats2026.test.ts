@@ -10,15 +10,15 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { decodeLineText } from "@logbook/domain"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { mulberry32, tempDir } from "@logbook/testkit"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
+import { eventsOf } from "./support/sessionEvents.ts"
 
 const dir = path.join(import.meta.dirname, "..", "fixtures", "handwritten")
 const fixture = (prefix: string): string => {
@@ -33,15 +33,6 @@ const run = (sessionsDir: string, format: "auto" | "codex" | "exec" | "gemini" |
   importSessions({ sessionsDir, format, paths }).pipe(Effect.provide(storeLayer))
 
 const idleAfter = (file: string) => TestClock.setTime(fs.statSync(file).mtimeMs + DEFAULT_IDLE_WINDOW_MS)
-
-const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
-  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
-    (line) => {
-      const decoded = decodeLineText(line)
-      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-      return decoded.success.event
-    }
-  )
 
 const manifestOf = (sessionsDir: string, session: string): Record<string, unknown> =>
   JSON.parse(fs.readFileSync(sessionPaths(sessionsDir, session).manifest, "utf8"))

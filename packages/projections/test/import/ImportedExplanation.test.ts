@@ -7,9 +7,8 @@
  * importers (only the classifier is shared: it has its own table test).
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { ThreadEvent } from "@logbook/domain"
-import { claudeText, decodeLineText, isClaudePrompt, isVerificationCommand } from "@logbook/domain"
-import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
+import { claudeText, isClaudePrompt, isVerificationCommand } from "@logbook/domain"
+import { SessionFs, SessionRegistry } from "@logbook/store"
 import { tempDir } from "@logbook/testkit"
 import { Effect, Layer, Result } from "effect"
 import * as fs from "node:fs"
@@ -17,6 +16,7 @@ import * as path from "node:path"
 import { queryExplanation, queryTranscript } from "../../src/explain/Explanation.ts"
 import { escapeHtml, renderHtml } from "../../src/explain/render/ExplanationHtml.ts"
 import { importSessions } from "../../src/import/Importer.ts"
+import { eventsOf } from "./support/sessionEvents.ts"
 
 const fixtures = path.join(import.meta.dirname, "..", "fixtures", "realdata")
 const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
@@ -161,15 +161,6 @@ const cases: ReadonlyArray<
   { dir: "codex-exec-json", format: "exec", facts: codexExecFacts },
   { dir: "gemini-cli", format: "gemini", facts: geminiFacts }
 ]
-
-const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
-  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
-    (line) => {
-      const decoded = decodeLineText(line)
-      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-      return decoded.success.event
-    }
-  )
 
 describe("explanations of imported real sessions", () => {
   for (const { dir, facts, format } of cases) {

@@ -7,13 +7,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { claudeText, CODEX_SHELL_TOOLS, decodeLineText, isClaudePrompt } from "@logbook/domain"
-import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
+import { claudeText, CODEX_SHELL_TOOLS, isClaudePrompt } from "@logbook/domain"
+import { SessionFs, SessionRegistry } from "@logbook/store"
 import { mulberry32, tempDir } from "@logbook/testkit"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { importSessions } from "../../src/import/Importer.ts"
+import { eventsOf } from "./support/sessionEvents.ts"
 
 const fixtures = path.join(import.meta.dirname, "..", "fixtures", "realdata")
 const filesIn = (dir: string): Array<string> =>
@@ -26,15 +27,6 @@ const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode
 /** The parsed JSON records of a foreign JSONL file (test-side, independent of the importer). */
 const recordsOf = (file: string): Array<Record<string, unknown>> =>
   fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim().length > 0).map((l) => JSON.parse(l))
-
-const eventsOf = (sessionsDir: string, session: string): Array<ThreadEvent> =>
-  fs.readFileSync(sessionPaths(sessionsDir, session).events, "utf8").split("\n").filter((l) => l.length > 0).map(
-    (line) => {
-      const decoded = decodeLineText(line)
-      if (Result.isFailure(decoded)) throw new Error(decoded.failure.message)
-      return decoded.success.event
-    }
-  )
 
 const items = (events: ReadonlyArray<ThreadEvent>) =>
   events.flatMap((e) => e.type === "item.completed" || e.type === "item.started" ? [e.item] : [])
