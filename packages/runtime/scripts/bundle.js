@@ -16,11 +16,13 @@ const out = process.argv[2] === undefined
   : `${process.argv[2]}/`
 
 // Node built-ins that take milliseconds to load and that most commands never touch: the bundle
-// loads each on its first use instead of at start. Rolldown's CommonJS output binds every
+// loads each on its first use instead of at start. zlib, net, tls and http are there for the
+// web app's server and the PostgreSQL driver; loaded eagerly they cost `logbook mcp` about 20 ms
+// of its start (tls alone 7 ms, and it loads crypto). Rolldown's CommonJS output binds every
 // external as `let <name> = require("<id>");` (plus `<name> = __toESM(<name>, 1);`) and reads
 // members off that binding, which a proxy can stand in for; a binding used any other way
 // (its `default`) keeps the eager require.
-const LAZY_BUILTINS = ["node:crypto", "node:child_process", "node:readline"]
+const LAZY_BUILTINS = ["node:crypto", "node:child_process", "node:readline", "node:zlib", "node:tls", "node:net", "node:http"]
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 const lazyBuiltins = {
   name: "lazy-builtins",
