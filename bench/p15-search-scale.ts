@@ -111,7 +111,7 @@ export const writeAgentStore = (root: string, sessions: number, seed = 15): numb
 }
 
 /** 2–3-word queries: common words (top of the vocabulary) mixed with rare ones. */
-const makeQueries = (): Array<Array<string>> => {
+export const makeQueries = (): Array<Array<string>> => {
   const words = vocabulary(20_000)
   const rng = makeRng(4242)
   const out: Array<Array<string>> = []
