@@ -27,9 +27,11 @@ import * as NodePath from "node:path"
 import { deriveSessionMemory } from "../memory/MemoryDerivation.ts"
 import { emptyReport, summarise } from "./ImportReport.ts"
 import type { MemoryOutcome, SourceReport } from "./ImportReport.ts"
+import type { Candidate } from "./internal/importSources.ts"
 import { collectSources } from "./internal/importSources.ts"
 import { importInput } from "./JsonlImport.ts"
 import { AIDER_HISTORY, importJsonSession } from "./JsonSessionImport.ts"
+import { importOpenCodeStore } from "./OpenCodeStore.ts"
 
 /** What to import. */
 export interface ImportOptions {
@@ -89,6 +91,26 @@ export const importSource = (
     })
   })
 
+/**
+ * Imports one candidate: an OpenCode store (a database file, a legacy `storage/` tree) gives one
+ * report per session it holds, any other file one report.
+ */
+const importCandidate = Effect.fn("Importer.importCandidate")(function*(
+  options: ImportOptions,
+  candidate: Candidate
+) {
+  const idle = options.idleWindowMs ?? DEFAULT_IDLE_WINDOW_MS
+  const dryRun = options.dryRun === true
+  const opencode = options.format === "opencode" || options.format === "auto" ? options.format : undefined
+  if (candidate.store === "opencode-storage") {
+    return yield* importOpenCodeStore(options.sessionsDir, candidate.path, "storage", idle, dryRun)
+  }
+  if (opencode !== undefined && candidate.path.endsWith(".db")) {
+    return yield* importOpenCodeStore(options.sessionsDir, candidate.path, "database", idle, dryRun, opencode)
+  }
+  return [yield* importSource(options.sessionsDir, candidate.path, options.format, options.idleWindowMs, dryRun)]
+})
+
 /** Imports every source below `options.paths`; one failing source never stops the others. */
 export const importSessions = Effect.fn("Importer.importSessions")(function*(options: ImportOptions) {
   const candidates = yield* collectSources(options.paths, options.format)
@@ -96,39 +118,42 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
   let done = 0
   const fs = yield* SessionFs
   for (const candidate of candidates) {
-    const info = options.signatures === undefined ? Option.none() : yield* Effect.option(fs.lstat(candidate.path))
+    // A storage tree's directory does not change when the files deep in it do: it is always read.
+    const info = options.signatures === undefined || candidate.store !== undefined
+      ? Option.none()
+      : yield* Effect.option(fs.lstat(candidate.path))
+    // A WAL database's main file may not change for a while after a commit; its `-wal` does.
+    const wal = options.signatures === undefined || !candidate.path.endsWith(".db")
+      ? Option.none()
+      : yield* Effect.option(fs.lstat(`${candidate.path}-wal`))
+    const walSignature = Option.isSome(wal) && Option.isSome(wal.value) ? `|${fileSignature(wal.value.value)}` : ""
     // A file that went idle since the last pass must be read once more, to be finished.
     const idle = options.idleWindowMs ?? DEFAULT_IDLE_WINDOW_MS
     const now = yield* Clock.currentTimeMillis
     const signature = Option.isSome(info) && Option.isSome(info.value)
-      ? `${fileSignature(info.value.value)}|${now - info.value.value.mtimeMs >= idle ? "idle" : "live"}`
+      ? `${fileSignature(info.value.value)}${walSignature}|${now - info.value.value.mtimeMs >= idle ? "idle" : "live"}`
       : undefined
     const known = signature !== undefined && options.signatures?.get(candidate.path) === signature
     const report = candidate.problem !== undefined
       ? emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
       : known
       ? emptyReport(candidate.path, "unchanged", "")
-      : yield* importSource(
-        options.sessionsDir,
-        candidate.path,
-        options.format,
-        options.idleWindowMs,
-        options.dryRun === true
-      ).pipe(
-        Effect.flatMap((imported) => deriveImportedMemory(options.sessionsDir, imported)),
-        Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message))),
-        // A defect (a bug, or a stack a hostile file exhausted) fails this source only.
-        Effect.catchDefect((defect) =>
-          Effect.succeed(emptyReport(candidate.path, "failed", `unexpected error: ${String(defect)}`))
-        )
+      : undefined
+    const reports = report !== undefined ? [report] : yield* importCandidate(options, candidate).pipe(
+      Effect.flatMap((imported) => Effect.forEach(imported, (one) => deriveImportedMemory(options.sessionsDir, one))),
+      Effect.catch((error) => Effect.succeed([emptyReport(candidate.path, "failed", error.message)])),
+      // A defect (a bug, or a stack a hostile file exhausted) fails this source only.
+      Effect.catchDefect((defect) =>
+        Effect.succeed([emptyReport(candidate.path, "failed", `unexpected error: ${String(defect)}`)])
       )
+    )
     if (
       signature !== undefined &&
-      (report.status === "created" || report.status === "updated" || report.status === "unchanged")
+      reports.every((r) => r.status === "created" || r.status === "updated" || r.status === "unchanged")
     ) {
       options.signatures?.set(candidate.path, signature)
     }
-    sources.push(report)
+    sources.push(...reports)
     done++
     options.onProgress?.(done, candidates.length, candidate.path)
   }

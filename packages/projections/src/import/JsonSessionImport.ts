@@ -32,7 +32,7 @@ import { isMessageEvent } from "./JsonlImport.ts"
  * when asked for or when the path is below Roo's `rooveterinaryinc.roo-cline` storage). The header
  * is mapped first, then each item.
  */
-interface JsonSession {
+export interface JsonSession {
   readonly format: "gemini" | "codex" | "cline" | "roo" | "aider" | "opencode"
   readonly header: unknown
   readonly messages: ReadonlyArray<unknown>
@@ -136,6 +136,34 @@ export const importJsonSession = (
     const value = parsed?._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
     const session = aider ? aiderSessionOf(bytes.value, path, finished) : jsonSessionOf(value, path, format)
     if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
+    return yield* importSessionRecords(sessionsDir, path, session, notSession, finished, dryRun)
+  })
+
+/**
+ * How a message of a whole-session source is fingerprinted for the incremental digest: its JSON
+ * text (a file rewritten as it grows), or, for sources whose earlier records legitimately change
+ * in place (OpenCode's database), what identifies it.
+ */
+export type MessageDigest = (message: unknown) => string
+
+const wholeText: MessageDigest = (message) => JSON.stringify(message)
+
+/**
+ * Imports one whole session given as a header and its messages (a JSON file's, or one assembled
+ * from a database): the messages already imported are checked against the saved digest, the new
+ * ones mapped and appended under the source's clock, and the import state saved.
+ */
+export const importSessionRecords = (
+  sessionsDir: string,
+  path: string,
+  session: JsonSession,
+  notSession: SourceReport,
+  finished: boolean,
+  dryRun: boolean,
+  digestOf: MessageDigest = wholeText
+) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
     const { header, messages } = session
     const found = session.format
     const mapper = mappers[found]
@@ -146,6 +174,7 @@ export const importJsonSession = (
     const base: SourceReport = {
       ...emptyReport(path, "unchanged", "", found),
       session: identity.sessionId,
+      parent_session: identity.parentSessionId,
       reason: undefined
     }
     const refused = (reason: string): SourceReport => ({ ...base, status: "refused", reason })
@@ -158,7 +187,7 @@ export const importJsonSession = (
       if (i === done && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256) {
         return refused("messages imported before have changed since; nothing was merged")
       }
-      hash.update(JSON.stringify(messages[i]))
+      hash.update(digestOf(messages[i]))
       if (i >= done) records.push(messages[i])
     }
     if (Option.isSome(previous)) {
