@@ -17,88 +17,14 @@ import * as path from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
+import type { Rows } from "./support/openCodeDb.ts"
+import { buildOpenCodeDb as buildDb, openCodeRows as rows } from "./support/openCodeDb.ts"
 import { eventsOf, items } from "./support/sessionEvents.ts"
 
 const fixtures = path.join(import.meta.dirname, "..", "fixtures", "handwritten", "opencode")
 const exportFile = path.join(fixtures, "ses_0hw1.export.json")
 const storageDir = path.join(fixtures, "storage")
 const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
-
-interface Row {
-  readonly id: string
-  readonly session_id?: string
-  readonly message_id?: string
-  readonly time_created: number
-  readonly time_updated: number
-  readonly data?: unknown
-  /** A row whose `data` is raw text (not JSON), as a half-written row would hold. */
-  readonly data_text?: string
-  readonly [column: string]: unknown
-}
-interface Rows {
-  readonly session: ReadonlyArray<Row>
-  readonly message: ReadonlyArray<Row>
-  readonly part: ReadonlyArray<Row>
-}
-const rows: Rows = JSON.parse(fs.readFileSync(path.join(fixtures, "opencode-db.rows.json"), "utf8"))
-
-// The columns of OpenCode's session, message and part tables (its drizzle migrations; PROVENANCE.md).
-const SCHEMA = `
-CREATE TABLE session (id text PRIMARY KEY, project_id text NOT NULL, parent_id text, slug text NOT NULL,
-  directory text NOT NULL, title text NOT NULL, version text NOT NULL, share_url text, summary_additions integer,
-  summary_deletions integer, summary_files integer, summary_diffs text, revert text, permission text,
-  time_created integer NOT NULL, time_updated integer NOT NULL, time_compacting integer, time_archived integer);
-CREATE TABLE message (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL,
-  time_updated integer NOT NULL, data text NOT NULL);
-CREATE TABLE part (id text PRIMARY KEY, message_id text NOT NULL, session_id text NOT NULL,
-  time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL);
-CREATE INDEX message_session_time_created_id_idx ON message (session_id, time_created, id);
-CREATE INDEX part_message_id_id_idx ON part (message_id, id);
-CREATE INDEX part_session_idx ON part (session_id);`
-
-/** Builds an OpenCode database at `file` from rows (WAL, as OpenCode keeps it, unless told). */
-const buildDb = (file: string, source: Rows, journal: "wal" | "delete" = "wal"): void => {
-  const db = new DatabaseSync(file)
-  db.exec(`PRAGMA journal_mode = ${journal}`)
-  db.exec(SCHEMA)
-  for (const s of source.session) {
-    db.prepare(
-      "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) " +
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    ).run(
-      s.id,
-      String(s["project_id"]),
-      typeof s["parent_id"] === "string" ? s["parent_id"] : null,
-      String(s["slug"]),
-      String(s["directory"]),
-      String(s["title"]),
-      String(s["version"]),
-      s.time_created,
-      s.time_updated
-    )
-  }
-  const data = (r: Row) => r.data_text ?? JSON.stringify(r.data)
-  for (const m of source.message) {
-    db.prepare("INSERT INTO message VALUES (?, ?, ?, ?, ?)").run(
-      m.id,
-      m.session_id ?? "",
-      m.time_created,
-      m.time_updated,
-      data(m)
-    )
-  }
-  for (const p of source.part) {
-    db.prepare("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)").run(
-      p.id,
-      p.message_id ?? "",
-      p.session_id ?? "",
-      p.time_created,
-      p.time_updated,
-      data(p)
-    )
-  }
-  db.close()
-}
 
 const FINISHED_AT = 1_760_000_025_000 + DEFAULT_IDLE_WINDOW_MS
 
