@@ -25,6 +25,7 @@ import { fileSignature, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { deriveSessionMemory } from "../memory/MemoryDerivation.ts"
+import { importCursorStateDb } from "./CursorStateDb.ts"
 import { emptyReport, summarise } from "./ImportReport.ts"
 import type { MemoryOutcome, SourceReport } from "./ImportReport.ts"
 import type { Candidate } from "./internal/importSources.ts"
@@ -108,6 +109,10 @@ const importCandidate = Effect.fn("Importer.importCandidate")(function*(
   if (opencode !== undefined && candidate.path.endsWith(".db")) {
     return yield* importOpenCodeStore(options.sessionsDir, candidate.path, "database", idle, dryRun, opencode)
   }
+  const cursor = options.format === "cursor" || options.format === "auto" ? options.format : undefined
+  if (cursor !== undefined && candidate.path.endsWith(".vscdb")) {
+    return yield* importCursorStateDb(options.sessionsDir, candidate.path, idle, dryRun, cursor)
+  }
   return [yield* importSource(options.sessionsDir, candidate.path, options.format, options.idleWindowMs, dryRun)]
 })
 
@@ -123,9 +128,10 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
       ? Option.none()
       : yield* Effect.option(fs.lstat(candidate.path))
     // A WAL database's main file may not change for a while after a commit; its `-wal` does.
-    const wal = options.signatures === undefined || !candidate.path.endsWith(".db")
-      ? Option.none()
-      : yield* Effect.option(fs.lstat(`${candidate.path}-wal`))
+    const wal =
+      options.signatures === undefined || !(candidate.path.endsWith(".db") || candidate.path.endsWith(".vscdb"))
+        ? Option.none()
+        : yield* Effect.option(fs.lstat(`${candidate.path}-wal`))
     const walSignature = Option.isSome(wal) && Option.isSome(wal.value) ? `|${fileSignature(wal.value.value)}` : ""
     // A file that went idle since the last pass must be read once more, to be finished.
     const idle = options.idleWindowMs ?? DEFAULT_IDLE_WINDOW_MS

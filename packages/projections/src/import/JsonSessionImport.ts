@@ -16,9 +16,10 @@ import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { parseForeignLine } from "./ForeignLines.ts"
-import { emptyReport } from "./ImportReport.ts"
-import type { SourceReport } from "./ImportReport.ts"
+import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
+import type { SkippedLine, SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
+import type { AnyMapper } from "./internal/formatRegistry.ts"
 import { mappers, withPathParent } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
@@ -33,9 +34,11 @@ import { isMessageEvent } from "./JsonlImport.ts"
  * is mapped first, then each item.
  */
 export interface JsonSession {
-  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider" | "opencode"
+  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider" | "opencode" | "cursor"
   readonly header: unknown
   readonly messages: ReadonlyArray<unknown>
+  /** The mapper, when not the format's default one (a Cursor IDE chat, not a transcript). */
+  readonly mapper?: AnyMapper
 }
 
 /** The name of Aider's chat history, kept in each repository it ran in. */
@@ -140,6 +143,17 @@ export const importJsonSession = (
   })
 
 /**
+ * A store session's report with the rows or files its store left out added as skipped lines
+ * (at most {@link MAX_LINES_LISTED} listed, all counted).
+ */
+export const withSkipped = (report: SourceReport, problems: ReadonlyArray<SkippedLine>): SourceReport =>
+  problems.length === 0 ? report : {
+    ...report,
+    lines_skipped: [...report.lines_skipped, ...problems].slice(0, MAX_LINES_LISTED),
+    lines_skipped_count: report.lines_skipped_count + problems.length
+  }
+
+/**
  * How a message of a whole-session source is fingerprinted for the incremental digest: its JSON
  * text (a file rewritten as it grows), or, for sources whose earlier records legitimately change
  * in place (OpenCode's database), what identifies it.
@@ -166,7 +180,7 @@ export const importSessionRecords = (
     const fs = yield* SessionFs
     const { header, messages } = session
     const found = session.format
-    const mapper = mappers[found]
+    const mapper = session.mapper ?? mappers[found]
     const named = mapper.identify(header)
     if (named === undefined) return notSession
     const identity = withPathParent(named, found, path)

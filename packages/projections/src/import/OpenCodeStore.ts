@@ -17,11 +17,11 @@ import { SessionFs } from "@logbook/store"
 import { Clock, Effect, Option, Predicate, Result } from "effect"
 import * as NodePath from "node:path"
 import type { DatabaseSync, SQLOutputValue } from "node:sqlite"
-import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
+import { emptyReport } from "./ImportReport.ts"
 import type { SkippedLine, SourceReport } from "./ImportReport.ts"
 import type { SqliteReader } from "./internal/sqliteFile.ts"
 import { columnsOf, openSqlite, tablesOf } from "./internal/sqliteFile.ts"
-import { importSessionRecords } from "./JsonSessionImport.ts"
+import { importSessionRecords, withSkipped } from "./JsonSessionImport.ts"
 
 type Json = { readonly [key: string]: unknown }
 
@@ -294,12 +294,7 @@ export const importOpenCodeStore = (
           dryRun,
           storeMessageDigest
         )
-        const listed = session.problems.slice(0, MAX_LINES_LISTED)
-        return session.problems.length === 0 ? report : {
-          ...report,
-          lines_skipped: [...report.lines_skipped, ...listed],
-          lines_skipped_count: report.lines_skipped_count + session.problems.length
-        }
+        return withSkipped(report, session.problems)
       })
     // One session that cannot be read or written is reported failed; the others go on.
     const isolated = <E extends { readonly message: string }, R>(

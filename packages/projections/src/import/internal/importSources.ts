@@ -15,11 +15,13 @@ const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
     : format === "opencode"
     ? [".json", ".db"]
     : format === "auto"
-    ? [".jsonl", ".json", ".db", "/.aider.chat.history.md"]
+    ? [".jsonl", ".json", ".db", ".vscdb", "/.aider.chat.history.md"]
     : format === "aider"
     ? ["/.aider.chat.history.md"]
     : format === "cline" || format === "roo"
     ? ["/ui_messages.json", "/api_conversation_history.json", "/task_metadata.json"]
+    : format === "cursor"
+    ? [".jsonl", ".vscdb"]
     : [".jsonl"]
 
 /** The reason given to a companion file that a directory walk skips (a prefix of it). */

@@ -81,7 +81,14 @@ const defaultPaths = (format: ImportFormat | "auto") =>
     if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
     if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
     if (format === "copilot") return [NodePath.join(dir, ".copilot", "session-state")]
-    if (format === "cursor") return [NodePath.join(dir, ".cursor", "projects")]
+    if (format === "cursor") {
+      // Agent transcripts, and the IDE's chats in its global state.vscdb (Linux, macOS).
+      return [
+        NodePath.join(dir, ".cursor", "projects"),
+        NodePath.join(dir, ".config", "Cursor", "User", "globalStorage", "state.vscdb"),
+        NodePath.join(dir, "Library", "Application Support", "Cursor", "User", "globalStorage", "state.vscdb")
+      ]
+    }
     if (format === "opencode") {
       // OpenCode keeps its data below $XDG_DATA_HOME (~/.local/share) on every platform: the
       // database, and the JSON tree older versions wrote (left to the database once migrated).
@@ -312,7 +319,7 @@ export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly for
 
 /**
  * The default locations of a format that exist (a missing one is "nothing found", not a failure): directories,
- * and OpenCode's database file.
+ * and the database files of OpenCode and Cursor.
  */
 const existingDefaults = (format: ImportFormat) =>
   Effect.gen(function*() {
@@ -322,7 +329,9 @@ const existingDefaults = (format: ImportFormat) =>
     for (const path of all) {
       const info = yield* Effect.option(fs.lstat(path))
       const type = Option.isSome(info) && Option.isSome(info.value) ? info.value.value.type : undefined
-      if (type === "Directory" || (type === "File" && path.endsWith(".db"))) found.push(path)
+      if (type === "Directory" || (type === "File" && (path.endsWith(".db") || path.endsWith(".vscdb")))) {
+        found.push(path)
+      }
     }
     return { all, found }
   })
@@ -502,9 +511,11 @@ export const importCommand = Command.make(
     ),
     formatCommand(
       "cursor",
-      "Import Cursor agent transcripts (default: ~/.cursor/projects)",
-      "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl); they carry " +
-        "no times, tokens or (mostly) tool calls. Without PATH, reads ~/.cursor/projects.",
+      "Import Cursor agent transcripts and IDE chats (default: ~/.cursor/projects, the global state.vscdb)",
+      "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl; they carry " +
+        "no times, tokens or (mostly) tool calls) and the IDE's chats from its state.vscdb (read-only; one " +
+        "session per chat, cursor-ide-<composer id>). Without PATH, reads ~/.cursor/projects and the global " +
+        "state.vscdb below ~/.config/Cursor (Linux) or ~/Library/Application Support/Cursor (macOS).",
       "logbook import cursor ~/.cursor/projects"
     ),
     formatCommand(
