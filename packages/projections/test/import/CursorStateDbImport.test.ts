@@ -16,39 +16,12 @@ import * as path from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
+import { buildVscdb, cursorRows as rows, LEGACY } from "./support/cursorVscdb.ts"
 import { eventsOf, items } from "./support/sessionEvents.ts"
 
-interface KvRow {
-  readonly key: string
-  readonly value?: unknown
-  /** A value that is not JSON (a half-written row). */
-  readonly value_text?: string
-}
-const rows: ReadonlyArray<KvRow> = JSON.parse(
-  fs.readFileSync(
-    path.join(import.meta.dirname, "..", "fixtures", "handwritten", "cursor-vscdb", "state-vscdb.rows.json"),
-    "utf8"
-  )
-)
 const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
 
 const AGENT = "5f1c2d3e-4a5b-4c6d-8e7f-9a0b1c2d3e4f"
-const LEGACY = "0b1c2d3e-4f50-4a6b-9c7d-8e9f0a1b2c3d"
-
-/** Cursor's tables (as its global state.vscdb declares them); the legacy chat's value as a BLOB. */
-const buildVscdb = (file: string, source: ReadonlyArray<KvRow> = rows): void => {
-  const db = new DatabaseSync(file)
-  db.exec("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-  db.exec("CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
-  for (const row of source) {
-    const text = row.value_text ?? JSON.stringify(row.value)
-    db.prepare("INSERT INTO cursorDiskKV VALUES (?, ?)").run(
-      row.key,
-      row.key.includes(LEGACY) ? new TextEncoder().encode(text) : text
-    )
-  }
-  db.close()
-}
 
 interface Bubble {
   readonly type: number
