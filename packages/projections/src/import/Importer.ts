@@ -14,7 +14,9 @@
  * module runs an import; the pieces are `internal/importSources.ts` (discovery),
  * `internal/formatRegistry.ts` (the mappers per format), `internal/importAdmission.ts` (may this
  * source be imported now), `JsonlImport.ts` (the line pipeline), `JsonSessionImport.ts` (whole-file
- * JSON: Gemini's and the legacy Codex array) and `ImportReport.ts` (the coverage report).
+ * JSON: Gemini's and the legacy Codex array), `OpenCodeStore.ts` and `CursorStateDb.ts` (the agents'
+ * own stores — SQLite databases and OpenCode's JSON tree — one source report per session they
+ * hold) and `ImportReport.ts` (the coverage report).
  *
  * **Gotchas**: directories are walked without following links, and a link given as a path is
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.

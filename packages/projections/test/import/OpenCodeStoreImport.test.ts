@@ -177,6 +177,26 @@ describe("Importer on OpenCode's database and storage tree", () => {
       assert.strictEqual(both.sources_failed, 0, JSON.stringify(both.sources))
     }))
 
+  it.effect("a storage/ file that is not JSON is reported by its path; the rest of the session is imported", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(FINISHED_AT)
+      const sessions = yield* tempDir("opencode-storage-bad")
+      const data = yield* tempDir("opencode-data-storage-bad")
+      const storage = path.join(data, "storage")
+      fs.cpSync(storageDir, storage, { recursive: true })
+      // A part replaced mid-write: cut off inside a string.
+      const broken = path.join(storage, "part", "msg_005", "prt_005_1.json")
+      fs.writeFileSync(broken, fs.readFileSync(broken, "utf8").slice(0, 40))
+      const report = yield* run(sessions, "opencode", [storage])
+      const source = report.sources[0]
+      assert.strictEqual(source?.status, "created", JSON.stringify(report.sources))
+      assert.strictEqual(source?.lines_skipped_count, 1)
+      assert.include(source?.lines_skipped[0]?.reason ?? "", `${broken}: not JSON`)
+      const prompts = doc.messages.filter((m) => m.info.role === "user").length
+      const events = eventsOf(sessions, "opencode-ses_0hw1")
+      assert.strictEqual(events.filter((e) => e.type === "turn.started").length, prompts)
+    }))
+
   it.effect("--dry-run maps a database and a storage tree and writes nothing", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(FINISHED_AT)
