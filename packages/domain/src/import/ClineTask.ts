@@ -5,7 +5,8 @@
  * and the agent, then each message. `say: task` (or the first `text`) and `user_feedback` open
  * turns; `text` / `completion_result` are assistant texts, `reasoning` reasoning; `ask: command`
  * with the `command_output` chunks after it is one command; `tool` messages are file changes
- * (edits, new files) or tool invocations; `api_req_started` carries the request's tokens.
+ * (edits with the diff their SEARCH/REPLACE blocks make, new files with their content as added
+ * lines) or tool invocations; `api_req_started` carries the request's tokens.
  *
  * **Gotchas**: a command is written when the next message that is not its output arrives (or the
  * task is finished), so its output is whole; streaming (`partial: true`) messages are skipped,
@@ -19,7 +20,7 @@ import { ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCurso
 import { counter, field, num, parseJsonValue, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
 import { completedItems, finishThread, openTurn, seen, startThread } from "./internal/importTurns.ts"
-import { exitCodeInText } from "./internal/toolEvidence.ts"
+import { creationDiff, diffFields, exitCodeInText, searchReplaceDiff } from "./internal/toolEvidence.ts"
 
 /** The agents whose tasks share this format. */
 export const ClineAgent = Schema.Literals(["cline", "roo"])
@@ -80,6 +81,21 @@ const FILE_TOOLS: ReadonlySet<string> = new Set([
   "searchAndReplace"
 ])
 
+/**
+ * The diff a file tool's message carries: an edit's SEARCH/REPLACE blocks (`replace_in_file`,
+ * Roo's `apply_diff`) or a unified diff as it is; a new file's `content` as every line added.
+ * A whole-file rewrite of an existing file (`content` only) has no before to diff against.
+ */
+const fileDiff = (name: string, path: string, tool: unknown): string | undefined => {
+  const diff = str(tool, "diff")
+  if (diff !== undefined) {
+    return searchReplaceDiff(path, diff) ??
+      (diff.startsWith("--- ") || diff.startsWith("@@") ? diff : undefined)
+  }
+  const content = str(tool, "content")
+  return name === "newFileCreated" && content !== undefined ? creationDiff(path, content) : undefined
+}
+
 const toolItems = (text: string): Array<ItemBody> => {
   const tool = parseJsonValue(text)
   const name = str(tool, "tool") ?? "unknown"
@@ -88,7 +104,8 @@ const toolItems = (text: string): Array<ItemBody> => {
     return [{
       type: "file_change",
       changes: path.length > 0 ? [{ path, kind: name === "newFileCreated" ? "add" : "update" }] : [],
-      status: "completed"
+      status: "completed",
+      ...(path.length === 0 ? {} : diffFields(fileDiff(name, path, tool)))
     }]
   }
   return [

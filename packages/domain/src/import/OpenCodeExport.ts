@@ -27,11 +27,19 @@ export type OpenCodeExportState = typeof OpenCodeExportState.Type
 
 const isJson = Schema.is(Schema.Json)
 
-/** The identity an export's `info` gives: `opencode-<id>` (OpenCode's ids are `ses_…`). */
+/**
+ * The identity an export's `info` gives: `opencode-<id>` (OpenCode's ids are `ses_…`); a subagent's
+ * session names its parent (`parentID`) as `opencode-<parent id>`.
+ */
 export const openCodeIdentity = (info: unknown): ImportIdentity | undefined => {
   const id = str(info, "id")
   if (id === undefined || !id.startsWith("ses") || field(info, "time") === undefined) return undefined
-  return { sessionId: `opencode-${id}`, threadId: id }
+  const parent = str(info, "parentID")
+  return {
+    sessionId: `opencode-${id}`,
+    threadId: id,
+    ...(parent === undefined || parent.length === 0 ? {} : { parentSessionId: `opencode-${parent}` })
+  }
 }
 
 const msTime = (value: unknown): string => {

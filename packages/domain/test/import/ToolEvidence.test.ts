@@ -19,6 +19,7 @@ import {
   exitCodeInText,
   MAX_IMPORTED_DIFF_CHARS,
   replacementDiff,
+  searchReplaceDiff,
   structuredPatchDiff
 } from "../../src/import/internal/toolEvidence.ts"
 
@@ -290,5 +291,22 @@ describe("multi-file diffs read back by the explanation", () => {
   it("counts each file's changed lines without taking the next file's header for a removal", () => {
     assert.deepStrictEqual(reasons(199), [])
     assert.deepStrictEqual(reasons(200), ["a.ts"])
+  })
+})
+
+describe("SEARCH/REPLACE blocks (Cline replace_in_file, Roo Code apply_diff)", () => {
+  it("turns each block of either marker style into one hunk under a single file header", () => {
+    const cline = "------- SEARCH\nconst a = 1\nconst b = 2\n=======\nconst a = 1\nconst b = 3\n+++++++ REPLACE\n" +
+      "<<<<<<< SEARCH\nold()\n=======\nfresh()\n>>>>>>> REPLACE"
+    assert.strictEqual(
+      searchReplaceDiff("src/x.ts", cline),
+      "--- a/src/x.ts\n+++ b/src/x.ts\n@@\n const a = 1\n-const b = 2\n+const b = 3\n@@\n-old()\n+fresh()\n"
+    )
+  })
+  it("drops Roo Code's :start_line: and rule lines, and gives nothing for text without a whole block", () => {
+    const roo = "<<<<<<< SEARCH\n:start_line:10\n-------\nx\n=======\ny\n>>>>>>> REPLACE"
+    assert.strictEqual(searchReplaceDiff("a.ts", roo), "--- a/a.ts\n+++ b/a.ts\n@@\n-x\n+y\n")
+    assert.strictEqual(searchReplaceDiff("a.ts", "<<<<<<< SEARCH\nx\n=======\ny"), undefined)
+    assert.strictEqual(searchReplaceDiff("a.ts", "just text"), undefined)
   })
 })

@@ -14,7 +14,9 @@
  * module runs an import; the pieces are `internal/importSources.ts` (discovery),
  * `internal/formatRegistry.ts` (the mappers per format), `internal/importAdmission.ts` (may this
  * source be imported now), `JsonlImport.ts` (the line pipeline), `JsonSessionImport.ts` (whole-file
- * JSON: Gemini's and the legacy Codex array) and `ImportReport.ts` (the coverage report).
+ * JSON: Gemini's and the legacy Codex array), `OpenCodeStore.ts` and `CursorStateDb.ts` (the agents'
+ * own stores — SQLite databases and OpenCode's JSON tree — one source report per session they
+ * hold) and `ImportReport.ts` (the coverage report).
  *
  * **Gotchas**: directories are walked without following links, and a link given as a path is
  * refused. A broken source never stops the others: it is reported as failed and the walk goes on.
@@ -25,11 +27,14 @@ import { fileSignature, SessionFs } from "@logbook/store"
 import { Clock, Effect, Option } from "effect"
 import * as NodePath from "node:path"
 import { deriveSessionMemory } from "../memory/MemoryDerivation.ts"
+import { importCursorStateDb } from "./CursorStateDb.ts"
 import { emptyReport, summarise } from "./ImportReport.ts"
 import type { MemoryOutcome, SourceReport } from "./ImportReport.ts"
+import type { Candidate } from "./internal/importSources.ts"
 import { collectSources } from "./internal/importSources.ts"
 import { importInput } from "./JsonlImport.ts"
 import { AIDER_HISTORY, importJsonSession } from "./JsonSessionImport.ts"
+import { importOpenCodeStore } from "./OpenCodeStore.ts"
 
 /** What to import. */
 export interface ImportOptions {
@@ -89,6 +94,30 @@ export const importSource = (
     })
   })
 
+/**
+ * Imports one candidate: an OpenCode store (a database file, a legacy `storage/` tree) gives one
+ * report per session it holds, any other file one report.
+ */
+const importCandidate = Effect.fn("Importer.importCandidate")(function*(
+  options: ImportOptions,
+  candidate: Candidate
+) {
+  const idle = options.idleWindowMs ?? DEFAULT_IDLE_WINDOW_MS
+  const dryRun = options.dryRun === true
+  const opencode = options.format === "opencode" || options.format === "auto" ? options.format : undefined
+  if (candidate.store === "opencode-storage") {
+    return yield* importOpenCodeStore(options.sessionsDir, candidate.path, "storage", idle, dryRun)
+  }
+  if (opencode !== undefined && candidate.path.endsWith(".db")) {
+    return yield* importOpenCodeStore(options.sessionsDir, candidate.path, "database", idle, dryRun, opencode)
+  }
+  const cursor = options.format === "cursor" || options.format === "auto" ? options.format : undefined
+  if (cursor !== undefined && candidate.path.endsWith(".vscdb")) {
+    return yield* importCursorStateDb(options.sessionsDir, candidate.path, idle, dryRun, cursor)
+  }
+  return [yield* importSource(options.sessionsDir, candidate.path, options.format, options.idleWindowMs, dryRun)]
+})
+
 /** Imports every source below `options.paths`; one failing source never stops the others. */
 export const importSessions = Effect.fn("Importer.importSessions")(function*(options: ImportOptions) {
   const candidates = yield* collectSources(options.paths, options.format)
@@ -96,39 +125,43 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
   let done = 0
   const fs = yield* SessionFs
   for (const candidate of candidates) {
-    const info = options.signatures === undefined ? Option.none() : yield* Effect.option(fs.lstat(candidate.path))
+    // A storage tree's directory does not change when the files deep in it do: it is always read.
+    const info = options.signatures === undefined || candidate.store !== undefined
+      ? Option.none()
+      : yield* Effect.option(fs.lstat(candidate.path))
+    // A WAL database's main file may not change for a while after a commit; its `-wal` does.
+    const wal =
+      options.signatures === undefined || !(candidate.path.endsWith(".db") || candidate.path.endsWith(".vscdb"))
+        ? Option.none()
+        : yield* Effect.option(fs.lstat(`${candidate.path}-wal`))
+    const walSignature = Option.isSome(wal) && Option.isSome(wal.value) ? `|${fileSignature(wal.value.value)}` : ""
     // A file that went idle since the last pass must be read once more, to be finished.
     const idle = options.idleWindowMs ?? DEFAULT_IDLE_WINDOW_MS
     const now = yield* Clock.currentTimeMillis
     const signature = Option.isSome(info) && Option.isSome(info.value)
-      ? `${fileSignature(info.value.value)}|${now - info.value.value.mtimeMs >= idle ? "idle" : "live"}`
+      ? `${fileSignature(info.value.value)}${walSignature}|${now - info.value.value.mtimeMs >= idle ? "idle" : "live"}`
       : undefined
     const known = signature !== undefined && options.signatures?.get(candidate.path) === signature
     const report = candidate.problem !== undefined
       ? emptyReport(candidate.path, candidate.problem.status, candidate.problem.reason)
       : known
       ? emptyReport(candidate.path, "unchanged", "")
-      : yield* importSource(
-        options.sessionsDir,
-        candidate.path,
-        options.format,
-        options.idleWindowMs,
-        options.dryRun === true
-      ).pipe(
-        Effect.flatMap((imported) => deriveImportedMemory(options.sessionsDir, imported)),
-        Effect.catch((error) => Effect.succeed(emptyReport(candidate.path, "failed", error.message))),
-        // A defect (a bug, or a stack a hostile file exhausted) fails this source only.
-        Effect.catchDefect((defect) =>
-          Effect.succeed(emptyReport(candidate.path, "failed", `unexpected error: ${String(defect)}`))
-        )
+      : undefined
+    const reports = report !== undefined ? [report] : yield* importCandidate(options, candidate).pipe(
+      Effect.flatMap((imported) => Effect.forEach(imported, (one) => deriveImportedMemory(options.sessionsDir, one))),
+      Effect.catch((error) => Effect.succeed([emptyReport(candidate.path, "failed", error.message)])),
+      // A defect (a bug, or a stack a hostile file exhausted) fails this source only.
+      Effect.catchDefect((defect) =>
+        Effect.succeed([emptyReport(candidate.path, "failed", `unexpected error: ${String(defect)}`)])
       )
+    )
     if (
       signature !== undefined &&
-      (report.status === "created" || report.status === "updated" || report.status === "unchanged")
+      reports.every((r) => r.status === "created" || r.status === "updated" || r.status === "unchanged")
     ) {
       options.signatures?.set(candidate.path, signature)
     }
-    sources.push(report)
+    sources.push(...reports)
     done++
     options.onProgress?.(done, candidates.length, candidate.path)
   }

@@ -16,9 +16,10 @@ import { Effect, Option, Predicate } from "effect"
 import { createHash } from "node:crypto"
 import * as NodePath from "node:path"
 import { parseForeignLine } from "./ForeignLines.ts"
-import { emptyReport } from "./ImportReport.ts"
-import type { SourceReport } from "./ImportReport.ts"
+import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
+import type { SkippedLine, SourceReport } from "./ImportReport.ts"
 import { bump } from "./internal/counts.ts"
+import type { AnyMapper } from "./internal/formatRegistry.ts"
 import { mappers, withPathParent } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
@@ -32,10 +33,12 @@ import { isMessageEvent } from "./JsonlImport.ts"
  * when asked for or when the path is below Roo's `rooveterinaryinc.roo-cline` storage). The header
  * is mapped first, then each item.
  */
-interface JsonSession {
-  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider" | "opencode"
+export interface JsonSession {
+  readonly format: "gemini" | "codex" | "cline" | "roo" | "aider" | "opencode" | "cursor"
   readonly header: unknown
   readonly messages: ReadonlyArray<unknown>
+  /** The mapper, when not the format's default one (a Cursor IDE chat, not a transcript). */
+  readonly mapper?: AnyMapper
 }
 
 /** The name of Aider's chat history, kept in each repository it ran in. */
@@ -136,9 +139,48 @@ export const importJsonSession = (
     const value = parsed?._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
     const session = aider ? aiderSessionOf(bytes.value, path, finished) : jsonSessionOf(value, path, format)
     if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
+    return yield* importSessionRecords(sessionsDir, path, session, notSession, finished, dryRun)
+  })
+
+/**
+ * A store session's report with the rows or files its store left out added as skipped lines
+ * (at most {@link MAX_LINES_LISTED} listed, all counted).
+ */
+export const withSkipped = (report: SourceReport, problems: ReadonlyArray<SkippedLine>): SourceReport =>
+  problems.length === 0 ? report : {
+    ...report,
+    lines_skipped: [...report.lines_skipped, ...problems].slice(0, MAX_LINES_LISTED),
+    lines_skipped_count: report.lines_skipped_count + problems.length
+  }
+
+/**
+ * How a message of a whole-session source is fingerprinted for the incremental digest: its JSON
+ * text (a file rewritten as it grows), or, for sources whose earlier records legitimately change
+ * in place (OpenCode's database), what identifies it.
+ */
+export type MessageDigest = (message: unknown) => string
+
+const wholeText: MessageDigest = (message) => JSON.stringify(message)
+
+/**
+ * Imports one whole session given as a header and its messages (a JSON file's, or one assembled
+ * from a database): the messages already imported are checked against the saved digest, the new
+ * ones mapped and appended under the source's clock, and the import state saved.
+ */
+export const importSessionRecords = (
+  sessionsDir: string,
+  path: string,
+  session: JsonSession,
+  notSession: SourceReport,
+  finished: boolean,
+  dryRun: boolean,
+  digestOf: MessageDigest = wholeText
+) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
     const { header, messages } = session
     const found = session.format
-    const mapper = mappers[found]
+    const mapper = session.mapper ?? mappers[found]
     const named = mapper.identify(header)
     if (named === undefined) return notSession
     const identity = withPathParent(named, found, path)
@@ -146,6 +188,7 @@ export const importJsonSession = (
     const base: SourceReport = {
       ...emptyReport(path, "unchanged", "", found),
       session: identity.sessionId,
+      parent_session: identity.parentSessionId,
       reason: undefined
     }
     const refused = (reason: string): SourceReport => ({ ...base, status: "refused", reason })
@@ -158,7 +201,7 @@ export const importJsonSession = (
       if (i === done && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256) {
         return refused("messages imported before have changed since; nothing was merged")
       }
-      hash.update(JSON.stringify(messages[i]))
+      hash.update(digestOf(messages[i]))
       if (i >= done) records.push(messages[i])
     }
     if (Option.isSome(previous)) {

@@ -71,6 +71,14 @@ describe("Importer on a Cline task", () => {
         items(events).flatMap((i) => i.type === "file_change" ? i.changes.map((c) => `${c.kind} ${c.path}`) : []),
         ["update src/sum.ts", "add src/neg.test.ts"]
       )
+      // The edit's SEARCH/REPLACE block becomes its diff; the new file's content every line added.
+      assert.deepStrictEqual(
+        items(events).flatMap((i) => i.type === "file_change" ? [i.unified_diff] : []),
+        [
+          "--- a/src/sum.ts\n+++ b/src/sum.ts\n@@\n-return a + b + 1\n+return a + b\n",
+          "--- /dev/null\n+++ b/src/neg.test.ts\n@@ -0,0 +1,1 @@\n+test('neg', () => {})\n"
+        ]
+      )
       assert.strictEqual(items(events).filter((i) => i.type === "error").length, 1)
       const sourceOutput = ui.filter((m) => m["say"] === "api_req_started").reduce(
         (n, m) => n + Number(JSON.parse(String(m["text"]))["tokensOut"]),

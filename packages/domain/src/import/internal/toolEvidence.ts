@@ -73,6 +73,44 @@ export const replacementDiff = (path: string, oldText: string, newText: string):
   return `${header(path, false, false)}@@\n${body.join("\n")}\n`
 }
 
+const SEARCH = /^(?:<{7}|-{7}) SEARCH\s*$/u
+const DIVIDER = /^={7}\s*$/u
+const REPLACE = /^(?:>{7}|\+{7}) REPLACE\s*$/u
+// Roo Code's apply_diff puts the line a block applies at (and a `-------` rule) after SEARCH.
+const BLOCK_META = /^(?::start_line:\s*\d+|:end_line:\s*\d+|-{7})\s*$/u
+
+/**
+ * The SEARCH/REPLACE blocks Cline's `replace_in_file` and Roo Code's `apply_diff` send
+ * (`<<<<<<< SEARCH` or `------- SEARCH`, `=======`, `>>>>>>> REPLACE` or `+++++++ REPLACE`) as a
+ * unified diff of `path`, one bare `@@` hunk per block; undefined when the text holds no complete
+ * block.
+ */
+export const searchReplaceDiff = (path: string, text: string): string | undefined => {
+  const hunks: Array<string> = []
+  let state: "out" | "search" | "replace" = "out"
+  let before: Array<string> = []
+  let after: Array<string> = []
+  for (const line of text.split(/\r?\n/u)) {
+    if (state === "out") {
+      if (SEARCH.test(line)) {
+        state = "search"
+        before = []
+        after = []
+      }
+    } else if (state === "search") {
+      if (DIVIDER.test(line)) state = "replace"
+      else if (!(before.length === 0 && BLOCK_META.test(line))) before.push(line)
+    } else if (REPLACE.test(line)) {
+      const diff = replacementDiff(path, before.join("\n"), after.join("\n"))
+      hunks.push(diff.slice(diff.indexOf("@@")))
+      state = "out"
+    } else {
+      after.push(line)
+    }
+  }
+  return hunks.length === 0 ? undefined : header(path, false, false) + hunks.join("")
+}
+
 /** A diff creating `path` with `content` (every line added, from line 1). */
 export const creationDiff = (path: string, content: string): string => {
   const lines = linesOf(content)

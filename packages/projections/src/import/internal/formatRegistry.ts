@@ -18,6 +18,7 @@ import {
   codexExecMapper,
   codexRolloutMapper,
   copilotEventsMapper,
+  cursorComposerMapper,
   cursorTranscriptMapper,
   geminiSessionMapper,
   openCodeExportMapper
@@ -87,6 +88,9 @@ export const mappers: Readonly<Record<ImportFormat, AnyMapper>> = {
   aider: anyMapper(aiderHistoryMapper),
   opencode: anyMapper(openCodeExportMapper)
 }
+
+/** The mapper of Cursor IDE chats (`state.vscdb`), format `cursor` beside the transcripts' default one. */
+export const cursorComposer: AnyMapper = anyMapper(cursorComposerMapper)
 
 /** The mapper of a format. */
 export const mapperOf = (format: ImportFormat): AnyMapper => mappers[format]

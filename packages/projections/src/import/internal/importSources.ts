@@ -13,13 +13,15 @@ const extensionsOf = (format: ImportFormat | "auto"): ReadonlyArray<string> =>
   format === "gemini" || format === "codex"
     ? [".json", ".jsonl"]
     : format === "opencode"
-    ? [".json"]
+    ? [".json", ".db"]
     : format === "auto"
-    ? [".jsonl", ".json", "/.aider.chat.history.md"]
+    ? [".jsonl", ".json", ".db", ".vscdb", "/.aider.chat.history.md"]
     : format === "aider"
     ? ["/.aider.chat.history.md"]
     : format === "cline" || format === "roo"
     ? ["/ui_messages.json", "/api_conversation_history.json", "/task_metadata.json"]
+    : format === "cursor"
+    ? [".jsonl", ".vscdb"]
     : [".jsonl"]
 
 /** The reason given to a companion file that a directory walk skips (a prefix of it). */
@@ -47,7 +49,15 @@ const companionOf = (path: string): string | undefined => {
 export interface Candidate {
   readonly path: string
   readonly problem?: { readonly status: SourceStatus; readonly reason: string }
+  /** An OpenCode legacy `storage/` directory, imported as one store rather than file by file. */
+  readonly store?: "opencode-storage"
 }
+
+/** The subdirectories of OpenCode's legacy `storage/` tree whose files make its sessions. */
+const STORAGE_PARTS: ReadonlySet<string> = new Set(["session", "message", "part"])
+
+/** The name OpenCode's data directory gives its database (a storage tree beside it was migrated into it). */
+export const OPENCODE_DB = "opencode.db"
 
 /** The files below the given paths, in a stable order; links are reported, never followed. */
 export const collectSources = (paths: ReadonlyArray<string>, format: ImportFormat | "auto") =>
@@ -55,12 +65,22 @@ export const collectSources = (paths: ReadonlyArray<string>, format: ImportForma
     const fs = yield* SessionFs
     const out: Array<Candidate> = []
     const exts = extensionsOf(format)
+    const stores = new Set<string>()
+    const opencode = format === "opencode" || format === "auto"
     const walk = (dir: string): Effect.Effect<void, StoreIoError> =>
       Effect.map(
-        regularFilesBelow(fs, dir, (_, name, type) =>
-          type === "Directory" || exts.some((ext) =>
-            `/${name}`.endsWith(ext)
-          )),
+        regularFilesBelow(fs, dir, (relative, name, type) => {
+          if (type === "Directory") {
+            // `…/storage/{session,message,part}`: the tree is one source, its files are not walked.
+            const parent = NodePath.dirname(NodePath.join(dir, relative))
+            if (opencode && STORAGE_PARTS.has(name) && NodePath.basename(parent) === "storage") {
+              stores.add(parent)
+              return false
+            }
+            return true
+          }
+          return exts.some((ext) => `/${name}`.endsWith(ext))
+        }),
         (files) => {
           for (const file of files) {
             const companion = companionOf(file.path)
@@ -85,6 +105,23 @@ export const collectSources = (paths: ReadonlyArray<string>, format: ImportForma
       } else if (info.success.value.type === "Directory") {
         const walked = yield* Effect.result(walk(path))
         if (Result.isFailure(walked)) out.push({ path, problem: { status: "failed", reason: walked.failure.message } })
+        for (const store of stores) {
+          const db = yield* Effect.option(fs.lstat(NodePath.join(NodePath.dirname(store), OPENCODE_DB)))
+          const migrated = Option.isSome(db) && Option.isSome(db.value) && db.value.value.type === "File"
+          out.push(
+            migrated
+              ? {
+                path: store,
+                problem: {
+                  status: "ignored",
+                  reason: `${COMPANION} OpenCode's legacy storage/, migrated into the ${OPENCODE_DB} beside it ` +
+                    "(which is imported)"
+                }
+              }
+              : { path: store, store: "opencode-storage" }
+          )
+        }
+        stores.clear()
       } else {
         out.push({ path })
       }

@@ -81,7 +81,20 @@ const defaultPaths = (format: ImportFormat | "auto") =>
     if (format === "claude") return [NodePath.join(dir, ".claude", "projects")]
     if (format === "gemini") return [NodePath.join(dir, ".gemini", "tmp")]
     if (format === "copilot") return [NodePath.join(dir, ".copilot", "session-state")]
-    if (format === "cursor") return [NodePath.join(dir, ".cursor", "projects")]
+    if (format === "cursor") {
+      // Agent transcripts, and the IDE's chats in its global state.vscdb (Linux, macOS).
+      return [
+        NodePath.join(dir, ".cursor", "projects"),
+        NodePath.join(dir, ".config", "Cursor", "User", "globalStorage", "state.vscdb"),
+        NodePath.join(dir, "Library", "Application Support", "Cursor", "User", "globalStorage", "state.vscdb")
+      ]
+    }
+    if (format === "opencode") {
+      // OpenCode keeps its data below $XDG_DATA_HOME (~/.local/share) on every platform: the
+      // database, and the JSON tree older versions wrote (left to the database once migrated).
+      const data = Option.getOrElse(yield* envOr("XDG_DATA_HOME"), () => NodePath.join(dir, ".local", "share"))
+      return [NodePath.join(data, "opencode", "opencode.db"), NodePath.join(data, "opencode", "storage")]
+    }
     if (format === "cline" || format === "roo") {
       // VS Code's extension storage on Linux and macOS (the Cline CLI keeps its own in ~/.cline/data).
       const ext = format === "cline" ? "saoudrizwan.claude-dev" : "rooveterinaryinc.roo-cline"
@@ -300,10 +313,14 @@ export const IMPORT_AGENTS: ReadonlyArray<{ readonly agent: string; readonly for
   { agent: "GitHub Copilot CLI", format: "copilot" },
   { agent: "Cline", format: "cline" },
   { agent: "Roo Code", format: "roo" },
-  { agent: "Cursor", format: "cursor" }
+  { agent: "Cursor", format: "cursor" },
+  { agent: "OpenCode", format: "opencode" }
 ]
 
-/** The default locations of a format that exist (a missing one is "nothing found", not a failure). */
+/**
+ * The default locations of a format that exist (a missing one is "nothing found", not a failure): directories,
+ * and the database files of OpenCode and Cursor.
+ */
 const existingDefaults = (format: ImportFormat) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
@@ -311,7 +328,10 @@ const existingDefaults = (format: ImportFormat) =>
     const all = yield* defaultPaths(format)
     for (const path of all) {
       const info = yield* Effect.option(fs.lstat(path))
-      if (Option.isSome(info) && Option.isSome(info.value) && info.value.value.type === "Directory") found.push(path)
+      const type = Option.isSome(info) && Option.isSome(info.value) ? info.value.value.type : undefined
+      if (type === "Directory" || (type === "File" && (path.endsWith(".db") || path.endsWith(".vscdb")))) {
+        found.push(path)
+      }
     }
     return { all, found }
   })
@@ -393,7 +413,8 @@ const allCommand = Command.make(
   Command.withShortDescription("Import every supported agent's sessions from their default locations"),
   Command.withDescription(
     "Find every supported agent's default session locations ($CODEX_HOME/sessions and archived_sessions, " +
-      "CODEX_HOME defaulting to ~/.codex; ~/.claude/projects; ~/.gemini/tmp), print per agent what was found, " +
+      "CODEX_HOME defaulting to ~/.codex; ~/.claude/projects; ~/.gemini/tmp; ~/.copilot/session-state; " +
+      "VS Code's Cline and Roo Code storage; ~/.cursor/projects; ~/.local/share/opencode), print per agent what was found, " +
       "and import it all. A location that does not exist is reported as nothing found. With --watch, keeps " +
       "following all of them."
   ),
@@ -474,10 +495,12 @@ export const importCommand = Command.make(
     ),
     formatCommand(
       "opencode",
-      "Import OpenCode sessions saved with `opencode export` (PATH required)",
-      "Import the JSON `opencode export <session>` writes ({info, messages: [{info, parts}]}). OpenCode's " +
-        "SQLite database and storage/ tree are not read yet, so `import all` does not look for OpenCode.",
-      "opencode export ses_abc > s.json && logbook import opencode s.json"
+      "Import OpenCode sessions (default: ~/.local/share/opencode/opencode.db and storage/)",
+      "Import OpenCode sessions: its SQLite database (opencode.db, read-only; one session per OpenCode " +
+        "session), the storage/ JSON tree older versions wrote, and the JSON `opencode export <session>` " +
+        "writes ({info, messages: [{info, parts}]}). Without PATH, reads $XDG_DATA_HOME/opencode (default " +
+        "~/.local/share/opencode). Reading the database needs Node 22.13 or later (node:sqlite).",
+      "logbook import opencode ~/.local/share/opencode/opencode.db"
     ),
     formatCommand(
       "aider",
@@ -488,9 +511,11 @@ export const importCommand = Command.make(
     ),
     formatCommand(
       "cursor",
-      "Import Cursor agent transcripts (default: ~/.cursor/projects)",
-      "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl); they carry " +
-        "no times, tokens or (mostly) tool calls. Without PATH, reads ~/.cursor/projects.",
+      "Import Cursor agent transcripts and IDE chats (default: ~/.cursor/projects, the global state.vscdb)",
+      "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl; they carry " +
+        "no times, tokens or (mostly) tool calls) and the IDE's chats from its state.vscdb (read-only; one " +
+        "session per chat, cursor-ide-<composer id>). Without PATH, reads ~/.cursor/projects and the global " +
+        "state.vscdb below ~/.config/Cursor (Linux) or ~/Library/Application Support/Cursor (macOS).",
       "logbook import cursor ~/.cursor/projects"
     ),
     formatCommand(
@@ -511,7 +536,7 @@ export const importCommand = Command.make(
       "auto",
       "Import files of any supported format, recognised from their content",
       "Import session files whose format is recognised from their first records (Codex rollouts, Claude " +
-        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, Aider histories, opencode export JSON, codex exec --json output); files of no known format are ignored.",
+        "Code transcripts, Gemini CLI sessions, Copilot CLI events, Cline / Roo Code ui_messages.json, Cursor transcripts, Aider histories, OpenCode databases, storage/ trees and export JSON, codex exec --json output); files of no known format are ignored.",
       "logbook import auto ./backups"
     )
   ])

@@ -12,6 +12,8 @@ import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import { buildVscdb } from "../../../../projections/test/import/support/cursorVscdb.ts"
+import { buildOpenCodeDb, openCodeRows } from "../../../../projections/test/import/support/openCodeDb.ts"
 import { logbook } from "../inProcess.ts"
 
 const realdata = path.join(import.meta.dirname, "..", "..", "..", "..", "projections", "test", "fixtures", "realdata")
@@ -347,8 +349,14 @@ describe("logbook import", () => {
         const cursor = path.join(home, ".cursor", "projects", "Users-me-demo", "agent-transcripts")
         fs.mkdirSync(cursor, { recursive: true })
         fs.copyFileSync(cursorFixture, path.join(cursor, "0a1b2c3d.jsonl"))
+        const opencode = path.join(home, ".local", "share", "opencode")
+        fs.mkdirSync(opencode, { recursive: true })
+        buildOpenCodeDb(path.join(opencode, "opencode.db"), openCodeRows)
+        const cursorIde = path.join(home, ".config", "Cursor", "User", "globalStorage")
+        fs.mkdirSync(cursorIde, { recursive: true })
+        buildVscdb(path.join(cursorIde, "state.vscdb"))
         const dir = yield* tempDir("import-cli")
-        const env = { HOME: home, CODEX_HOME: codexHome }
+        const env = { HOME: home, CODEX_HOME: codexHome, XDG_DATA_HOME: "" }
         const dry = yield* logbook(["--sessions-dir", dir, "import", "all", "--dry-run"], { env })
         assert.strictEqual(dry.exitCode, 0, dry.stderr)
         assert.deepStrictEqual(fs.existsSync(dir) ? fs.readdirSync(dir) : [], [])
@@ -363,20 +371,26 @@ describe("logbook import", () => {
         )
         assert.include(run.stdout, `Cline: 3 files in ${clineTasks}: 1 created`)
         assert.include(run.stdout, "Roo Code: nothing found (looked in ")
-        assert.include(run.stdout, `Cursor: 1 file in ${path.join(home, ".cursor", "projects")}: 1 created`)
-        assert.strictEqual(fs.readdirSync(dir).length, 8)
+        assert.include(
+          run.stdout,
+          `Cursor: 3 files in ${path.join(home, ".cursor", "projects")}, ${
+            path.join(cursorIde, "state.vscdb")
+          }: 3 created`
+        )
+        assert.include(run.stdout, `OpenCode: 2 files in ${path.join(opencode, "opencode.db")}: 2 created`)
+        assert.strictEqual(fs.readdirSync(dir).length, 12)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
         assert.deepStrictEqual(
           report.agents.map((a: { sources: number }) => a.sources),
-          [2, 3, 0, 1, 3, 0, 1]
+          [2, 3, 0, 1, 3, 0, 3, 2]
         )
-        assert.strictEqual(report.sessions_unchanged, 8)
+        assert.strictEqual(report.sessions_unchanged, 12)
         // `import` without a subcommand is `import all`.
         const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
         assert.strictEqual(bare.exitCode, 0, bare.stderr)
         assert.include(bare.stdout, "Codex CLI: 2 files")
-        assert.include(bare.stdout, "8 unchanged")
+        assert.include(bare.stdout, "12 unchanged")
       }),
     120_000
   )
