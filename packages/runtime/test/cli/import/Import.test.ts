@@ -21,6 +21,7 @@ const codexDir = path.join(realdata, "codex-rollout")
 const claudeDir = path.join(realdata, "claude-code")
 const copilotFixture = path.join(realdata, "copilot-cli", "agent-sessions__subdir_v1__events.jsonl")
 const cursorFixture = path.join(realdata, "cursor", "agent-sessions__large.jsonl")
+const geminiFixture = path.join(realdata, "gemini-cli", "agentcmd__session-2025-10-27T19-55-981c87cb.json")
 const clineFixture = path.join(realdata, "..", "handwritten", "cline-tasks", "1760000000000")
 
 const eventsFiles = (sessionsDir: string): Record<string, string> => {
@@ -315,7 +316,7 @@ describe("logbook import", () => {
       assert.deepStrictEqual(counts(dryJson.stdout), counts(real.stdout))
     }))
   it.effect(
-    "import all finds every agent's default locations below HOME and CODEX_HOME, says per agent what it found, and imports",
+    "import all finds every agent's default locations below HOME and CODEX_HOME (one of each agent laid out), says per agent what it found, and imports",
     () =>
       Effect.gen(function*() {
         const home = yield* tempDir("import-home")
@@ -346,6 +347,23 @@ describe("logbook import", () => {
         for (const name of fs.readdirSync(clineFixture)) {
           fs.copyFileSync(path.join(clineFixture, name), path.join(clineTasks, "1760000000000", name))
         }
+        const geminiChats = path.join(home, ".gemini", "tmp", "9f2c4e1d", "chats")
+        fs.mkdirSync(geminiChats, { recursive: true })
+        fs.copyFileSync(geminiFixture, path.join(geminiChats, "session-2025-10-27T19-55-981c87cb.json"))
+        // Roo Code is a fork of Cline and keeps the same task files below its own extension id.
+        const rooTasks = path.join(
+          home,
+          ".config",
+          "Code",
+          "User",
+          "globalStorage",
+          "rooveterinaryinc.roo-cline",
+          "tasks"
+        )
+        fs.mkdirSync(path.join(rooTasks, "1760000500000"), { recursive: true })
+        for (const name of fs.readdirSync(clineFixture)) {
+          fs.copyFileSync(path.join(clineFixture, name), path.join(rooTasks, "1760000500000", name))
+        }
         const cursor = path.join(home, ".cursor", "projects", "Users-me-demo", "agent-transcripts")
         fs.mkdirSync(cursor, { recursive: true })
         fs.copyFileSync(cursorFixture, path.join(cursor, "0a1b2c3d.jsonl"))
@@ -364,13 +382,13 @@ describe("logbook import", () => {
         assert.strictEqual(run.exitCode, 0, run.stderr)
         assert.include(run.stdout, `Codex CLI: 2 files in ${path.join(codexHome, "sessions")}: 2 created`)
         assert.include(run.stdout, `Claude Code: 3 files in ${path.join(home, ".claude", "projects")}: 3 created`)
-        assert.include(run.stdout, `Gemini CLI: nothing found (looked in ${path.join(home, ".gemini", "tmp")})`)
+        assert.include(run.stdout, `Gemini CLI: 1 file in ${path.join(home, ".gemini", "tmp")}: 1 created`)
         assert.include(
           run.stdout,
           `GitHub Copilot CLI: 1 file in ${path.join(home, ".copilot", "session-state")}: 1 created`
         )
         assert.include(run.stdout, `Cline: 3 files in ${clineTasks}: 1 created`)
-        assert.include(run.stdout, "Roo Code: nothing found (looked in ")
+        assert.include(run.stdout, `Roo Code: 3 files in ${rooTasks}: 1 created`)
         assert.include(
           run.stdout,
           `Cursor: 3 files in ${path.join(home, ".cursor", "projects")}, ${
@@ -378,19 +396,19 @@ describe("logbook import", () => {
           }: 3 created`
         )
         assert.include(run.stdout, `OpenCode: 2 files in ${path.join(opencode, "opencode.db")}: 2 created`)
-        assert.strictEqual(fs.readdirSync(dir).length, 12)
+        assert.strictEqual(fs.readdirSync(dir).length, 14)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
         assert.deepStrictEqual(
           report.agents.map((a: { sources: number }) => a.sources),
-          [2, 3, 0, 1, 3, 0, 3, 2]
+          [2, 3, 1, 1, 3, 3, 3, 2]
         )
-        assert.strictEqual(report.sessions_unchanged, 12)
+        assert.strictEqual(report.sessions_unchanged, 14)
         // `import` without a subcommand is `import all`.
         const bare = yield* logbook(["--sessions-dir", dir, "import"], { env })
         assert.strictEqual(bare.exitCode, 0, bare.stderr)
         assert.include(bare.stdout, "Codex CLI: 2 files")
-        assert.include(bare.stdout, "12 unchanged")
+        assert.include(bare.stdout, "14 unchanged")
       }),
     120_000
   )
