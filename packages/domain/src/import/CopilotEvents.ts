@@ -5,7 +5,9 @@
  * text (and `reasoningText`); a tool call is written when `tool.execution_complete` arrives, with
  * the name and arguments its request (`toolRequests[]` or `tool.execution_start`) gave: `bash` /
  * `powershell` become commands, `edit` / `create` / `str_replace_editor` file changes, anything
- * else a tool invocation with its output. `session.error` becomes an error item.
+ * else a tool invocation with its output. `session.error` becomes an error item,
+ * `session.compaction_complete` the compaction boundary. The record types come from the Copilot
+ * SDK's `session-events.schema.json`; every type not mapped here is counted by name.
  *
  * **Gotchas**: tokens come from `assistant.usage` records when the log has them, else from the
  * `outputTokens` newer versions put on `assistant.message` (output only); a log with neither
@@ -13,6 +15,7 @@
  * into the open turn. A tool request whose completion never arrives writes nothing.
  */
 import { Schema } from "effect"
+import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, zeroUsage } from "../contract/Usage.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
@@ -148,6 +151,36 @@ const usageOf = (data: unknown): UsageTotals => ({
   output_tokens: counter(data, "outputTokens")
 })
 
+/** The contract's compaction trigger for the SDK schema's `CompactionTrigger`. */
+const compactionTrigger = (trigger: string | undefined): "manual" | "auto" | "recovery" | "model_switch" => {
+  if (trigger === "manual" || trigger === "model_switch") return trigger
+  // A compaction forced by a context-limit response, before the request is retried.
+  return trigger === "context_limit_retry" ? "recovery" : "auto"
+}
+
+/**
+ * `session.compaction_complete`: a successful compaction is the conversation's compaction
+ * boundary (message counts from the record: before, and before minus removed), a failed one an
+ * error item naming the failure. The compaction call's own tokens are not the turn's usage.
+ */
+const onCompaction = (s: CopilotEventsState, ts: string, data: unknown): MapStep<CopilotEventsState> => {
+  if (field(data, "success") !== true) {
+    const reason = str(data, "error") ?? "no reason given"
+    return emit(s, ts, [{ type: "error", message: `compaction failed: ${reason}` }])
+  }
+  const before = counter(data, "preCompactionMessagesLength")
+  const started = startThread(s.cursor)
+  const event: ThreadEvent = {
+    type: "thread.compact_boundary",
+    thread_id: started.cursor.identity.threadId,
+    trigger: compactionTrigger(str(data, "trigger")),
+    mode: "local",
+    original_message_count: before,
+    compacted_message_count: Math.max(0, before - counter(data, "messagesRemoved"))
+  }
+  return { state: { ...s, cursor: started.cursor }, events: [...started.events, event] }
+}
+
 /** Maps one Copilot CLI event record. */
 export const stepCopilotEvents = (state: CopilotEventsState, record: unknown): MapStep<CopilotEventsState> => {
   // A timestamp that is not an RFC 3339 time (redacted logs hold placeholders) is not a source time.
@@ -231,6 +264,7 @@ export const stepCopilotEvents = (state: CopilotEventsState, record: unknown): M
     const message = str(data, "message") ?? str(data, "errorType") ?? "error"
     return emit(s, ts, [{ type: "error", message }])
   }
+  if (type === "session.compaction_complete") return onCompaction(s, ts, data)
   return skip(s, type === undefined ? "record without type" : type)
 }
 

@@ -5,7 +5,13 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { claudeTranscriptIdentity, codexRolloutIdentity, codexRolloutMapper, patchChanges } from "@logbook/domain"
+import {
+  claudeTranscriptIdentity,
+  codexRolloutIdentity,
+  codexRolloutMapper,
+  copilotEventsMapper,
+  patchChanges
+} from "@logbook/domain"
 
 const runCodex = (records: ReadonlyArray<unknown>): Array<ThreadEvent> => {
   let state = codexRolloutMapper.initial({ sessionId: "codex-t", threadId: "t" })
@@ -86,5 +92,51 @@ describe("Codex rollout mapping", () => {
     assert.deepStrictEqual(change?.type === "file_change" ? change.changes : [], patchChanges(patch))
     assert.deepStrictEqual(patchChanges(patch).map((c) => c.kind), ["add", "update", "delete"])
     assert.strictEqual(events.at(-1)?.type, "turn.completed")
+  })
+})
+
+const runCopilot = (records: ReadonlyArray<unknown>): Array<ThreadEvent> => {
+  let state = copilotEventsMapper.initial({ sessionId: "copilot-c", threadId: "c" })
+  const events: Array<ThreadEvent> = []
+  for (const record of records) {
+    const step = copilotEventsMapper.step(state, record)
+    state = step.state
+    events.push(...step.events)
+  }
+  return events
+}
+
+// Record shapes from the Copilot SDK's session-events.schema.json (CompactionCompleteData).
+const copilot = (type: string, data: Record<string, unknown>) => ({
+  type,
+  data,
+  id: `${type}-id`,
+  timestamp: "2026-08-01T10:00:00.000Z",
+  parentId: null
+})
+
+describe("Copilot CLI mapping", () => {
+  it("a successful compaction is the compaction boundary with the record's counts, a failed one an error", () => {
+    const events = runCopilot([
+      copilot("session.start", { sessionId: "c" }),
+      copilot("user.message", { content: "tidy the parser" }),
+      copilot("session.compaction_complete", {
+        success: true,
+        trigger: "context_limit_retry",
+        preCompactionMessagesLength: 40,
+        messagesRemoved: 31
+      }),
+      copilot("session.compaction_complete", { success: false, error: "empty model response" })
+    ])
+    const boundary = events.find((e) => e.type === "thread.compact_boundary")
+    assert.deepInclude(boundary, {
+      thread_id: "c",
+      trigger: "recovery",
+      mode: "local",
+      original_message_count: 40,
+      compacted_message_count: 9
+    })
+    const failed = events.flatMap((e) => e.type === "item.completed" && e.item.type === "error" ? [e.item.message] : [])
+    assert.deepStrictEqual(failed, ["compaction failed: empty model response"])
   })
 })
