@@ -21,6 +21,7 @@ const codexDir = path.join(realdata, "codex-rollout")
 const claudeDir = path.join(realdata, "claude-code")
 const copilotFixture = path.join(realdata, "copilot-cli", "agent-sessions__subdir_v1__events.jsonl")
 const cursorFixture = path.join(realdata, "cursor", "agent-sessions__large.jsonl")
+const aiderFixture = path.join(realdata, "aider", "zen-mcp-server", ".aider.chat.history.md")
 const geminiFixture = path.join(realdata, "gemini-cli", "agentcmd__session-2025-10-27T19-55-981c87cb.json")
 const clineFixture = path.join(realdata, "..", "handwritten", "cline-tasks", "1760000000000")
 
@@ -219,6 +220,64 @@ describe("logbook import", () => {
       }),
     120_000
   )
+
+  // The sources that grow by appending, each laid out as its agent writes it.
+  const growing: ReadonlyArray<{ readonly format: string; readonly fixture: string; readonly at: string }> = [
+    {
+      format: "copilot",
+      fixture: copilotFixture,
+      at: path.join("aaaabbbb-1111-2222-3333-ccccddddeeee", "events.jsonl")
+    },
+    { format: "cursor", fixture: cursorFixture, at: path.join("agent-transcripts", "0a1b2c3d.jsonl") },
+    { format: "aider", fixture: aiderFixture, at: ".aider.chat.history.md" }
+  ]
+  for (const { at, fixture, format } of growing) {
+    it.live(
+      `--watch follows a growing ${format} source cut in the middle to the log one import of the finished whole writes`,
+      () =>
+        Effect.gen(function*() {
+          const bytes = fs.readFileSync(fixture)
+          const dir = yield* tempDir("import-cli")
+          const src = yield* tempDir("import-watch")
+          const live = path.join(src, at)
+          fs.mkdirSync(path.dirname(live), { recursive: true })
+          // Cut inside a line: the watcher must wait for the rest of it.
+          const cut = bytes.indexOf(10, Math.floor(bytes.length / 2)) - 3
+          fs.writeFileSync(live, bytes.subarray(0, cut))
+          const watcher = yield* Effect.forkChild(
+            logbook(["--sessions-dir", dir, "import", format, src, "--watch", "--interval", "1"])
+          )
+          const until = (done: () => boolean) =>
+            Effect.gen(function*() {
+              for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("100 millis")
+              assert.isTrue(done(), "the watcher did not catch up")
+            })
+          const sessions = () => fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => !n.startsWith(".")) : []
+          yield* until(() =>
+            sessions().length > 0 && fs.existsSync(path.join(dir, sessions()[0] ?? "", "derived", "import.json"))
+          )
+          fs.appendFileSync(live, bytes.subarray(cut))
+          // The fixture's own times are long past: once whole, the source is finished.
+          const { atime, mtime } = fs.statSync(fixture)
+          fs.utimesSync(live, atime, mtime)
+          const whole = yield* tempDir("import-cli")
+          const once = yield* logbook(["--sessions-dir", whole, "import", format, src])
+          assert.strictEqual(once.exitCode, 0, once.stderr)
+          const expected = fs.readdirSync(whole).filter((n) => !n.startsWith(".")).map((n) =>
+            [n, fs.readFileSync(path.join(whole, n, "events.jsonl"), "base64")] as const
+          )
+          assert.isAbove(expected.length, 0)
+          const same = () =>
+            expected.every(([n, log]) => {
+              const events = path.join(dir, n, "events.jsonl")
+              return fs.existsSync(events) && fs.readFileSync(events, "base64") === log
+            })
+          yield* until(same)
+          yield* Fiber.interrupt(watcher)
+        }),
+      120_000
+    )
+  }
 
   it.effect(
     "exec and Gemini fixtures import with exit 0 and their sessions verify clean",
