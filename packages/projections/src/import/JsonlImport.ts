@@ -17,6 +17,7 @@ import { derivedExecIdentity, identityFromName, mapperOf, withPathParent } from 
 import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import type { Refusal } from "./internal/importAdmission.ts"
+import { readSeparatedResults } from "./internal/claudeToolResultFiles.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
 
 const PEEK_LINES = 200
@@ -123,8 +124,14 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   const orModified = (ts: string | undefined): string | undefined =>
     ts === undefined || ts.length === 0 ? input.modifiedAt : ts
 
+  // Records parsed from the lines of one chunk, mapped in order before its events are appended.
+  const queued: Array<unknown> = []
   // Events mapped from the lines of one chunk, appended together (one `appendAll` per chunk).
   const pending: Array<ThreadEvent> = []
+  let separatedRead = 0
+  let separatedCut = 0
+  let separatedMissing = 0
+  const missingListed: Array<string> = []
 
   // Copilot CLI: a line that is not JSON is held (not consumed) until the next line shows whether
   // the two are one record broken by a raw newline inside a string (docs/import.md#github-copilot-cli).
@@ -205,14 +212,38 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (parsed._tag !== "Records") return
     if (parsed.split) split++
     if (parsed.replaced) replaced++
-    for (const value of parsed.values) {
-      version ??= mapper?.version(value)
-      const result = run.step(value)
-      readNow++
-      if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
-      for (const event of result.events) pending.push(event)
-    }
+    for (const value of parsed.values) queued.push(value)
   }
+
+  /** Maps one record (in source order). */
+  const stepValue = (value: unknown): void => {
+    if (run === undefined) return
+    version ??= mapper?.version(value)
+    const result = run.step(value)
+    readNow++
+    if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
+    for (const event of result.events) pending.push(event)
+  }
+
+  // Claude Code: a tool result moved to a separate file is read back before its record is mapped.
+  const stepQueued = Effect.gen(function*() {
+    for (const value of queued.splice(0)) {
+      const read = found === "claude" && input.name !== "-"
+        ? yield* readSeparatedResults(input.name, value)
+        : undefined
+      if (read === undefined) {
+        stepValue(value)
+        continue
+      }
+      separatedRead += read.read
+      separatedCut += read.cut
+      for (const path of read.missing) {
+        separatedMissing++
+        if (missingListed.length < MAX_LINES_LISTED) missingListed.push(path)
+      }
+      stepValue(read.record)
+    }
+  })
 
   /**
    * Appends the events of the chunk just handled, opening the session's log at the first one —
@@ -220,6 +251,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
    * recorded at the last source time seen, so the manifest's timestamps are the source's.
    */
   const appendPending = Effect.gen(function*() {
+    yield* stepQueued
     if (pending.length === 0 || identity === undefined) return
     for (const event of pending) if (isMessageEvent(event)) messages++
     if (dryRun) {
@@ -321,7 +353,11 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     format_version: version,
     lines_skipped: skippedLines,
     lines_skipped_count: skippedCount,
-    pending_tail_bytes: pendingTail
+    pending_tail_bytes: pendingTail,
+    separated_results_read: separatedRead,
+    separated_results_cut: separatedCut,
+    separated_results_missing: missingListed,
+    separated_results_missing_count: separatedMissing
   }
   if (Option.isNone(previous) && written === 0) {
     // Nothing to write (e.g. a Claude file holding only `summary` records): no empty session is made.
