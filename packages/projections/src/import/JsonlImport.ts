@@ -12,12 +12,12 @@ import { createHash } from "node:crypto"
 import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
 import type { SkippedLine, SourceReport } from "./ImportReport.ts"
+import { readSeparatedResults } from "./internal/claudeToolResultFiles.ts"
 import { bump } from "./internal/counts.ts"
 import { derivedExecIdentity, identityFromName, mapperOf, withPathParent } from "./internal/formatRegistry.ts"
 import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
 import type { Refusal } from "./internal/importAdmission.ts"
-import { readSeparatedResults } from "./internal/claudeToolResultFiles.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
 
 const PEEK_LINES = 200

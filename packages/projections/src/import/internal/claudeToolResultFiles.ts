@@ -48,12 +48,16 @@ export interface SeparatedResults {
 const readText = (path: string, size: number) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
-    if (size <= MAX_SEPARATED_RESULT_BYTES) return { text: decoder.decode(yield* fs.readRange(path, 0, size)), cut: false }
+    if (size <= MAX_SEPARATED_RESULT_BYTES) {
+      return { text: decoder.decode(yield* fs.readRange(path, 0, size)), cut: false }
+    }
     const half = MAX_SEPARATED_RESULT_BYTES / 2
     // A few bytes more on each side, to find a character boundary near each cut.
     const head = yield* fs.readRange(path, 0, half + 4)
     let end = half
-    while (end > 0 && isContinuation(head[end])) end--
+    while (end > 0 && isContinuation(head[end])) {
+      end--
+    }
     const tail = yield* fs.readRange(path, size - half - 4, size)
     let start = 4
     while (start < tail.length && isContinuation(tail[start])) start++
