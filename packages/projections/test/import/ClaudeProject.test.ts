@@ -23,14 +23,14 @@ import { MAX_SEPARATED_RESULT_BYTES } from "../../src/import/internal/claudeTool
 import { verifySession } from "../../src/session/Verification.ts"
 import { eventsOf, items } from "./support/sessionEvents.ts"
 
-const project = path.join(import.meta.dirname, "..", "fixtures", "realdata", "claude-code-project")
+const projectDir = path.join(import.meta.dirname, "..", "fixtures", "realdata", "claude-code-project")
 const SESSION = "8463c716-a2ea-4c14-9efa-87158ebd9f20"
-const mainFile = path.join(project, `${SESSION}.jsonl`)
-const subagentFiles = fs.readdirSync(path.join(project, SESSION, "subagents")).sort().map((name) =>
-  path.join(project, SESSION, "subagents", name)
+const mainFile = path.join(projectDir, `${SESSION}.jsonl`)
+const subagentFiles = fs.readdirSync(path.join(projectDir, SESSION, "subagents")).sort().map((name) =>
+  path.join(projectDir, SESSION, "subagents", name)
 )
 const PERSISTED_CALL = "toolu_019CpL49DWBenUxVVCWEXz3L"
-const separatedFile = path.join(project, SESSION, "tool-results", `${PERSISTED_CALL}.txt`)
+const separatedFile = path.join(projectDir, SESSION, "tool-results", `${PERSISTED_CALL}.txt`)
 
 const storeLayer = Layer.provideMerge(SessionRegistry.layer, SessionFs.layerNode)
 
@@ -88,7 +88,7 @@ describe("A real Claude Code 2.1.39 project directory", () => {
       () =>
         Effect.gen(function*() {
           const dir = yield* tempDir("claude-project")
-          const report = yield* importFinished(dir, [project])
+          const report = yield* importFinished(dir, [projectDir])
           assert.strictEqual(report.sources_failed, 0, JSON.stringify(report.sources))
           assert.strictEqual(report.sources_empty, 0, JSON.stringify(report.sources))
           const source = report.sources.find((s) => s.path === file)
@@ -125,7 +125,7 @@ describe("A real Claude Code 2.1.39 project directory", () => {
           const verified = yield* verifySession(dir, session).pipe(Effect.provide(storeLayer))
           assert.deepStrictEqual(verified.findings, [])
           const before = logBytes(dir)
-          const again = yield* importFinished(dir, [project])
+          const again = yield* importFinished(dir, [projectDir])
           assert.strictEqual(again.sessions_unchanged, 3)
           assert.deepStrictEqual(logBytes(dir), before)
         }),
@@ -136,7 +136,7 @@ describe("A real Claude Code 2.1.39 project directory", () => {
   it.effect("the tool result Claude Code moved to tool-results/ arrives whole", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("claude-project")
-      const report = yield* importFinished(dir, [project])
+      const report = yield* importFinished(dir, [projectDir])
       const main = report.sources.find((s) => s.path === mainFile)
       assert.strictEqual(main?.separated_results_read, 1)
       assert.deepStrictEqual(main?.separated_results_missing, [])
@@ -281,4 +281,50 @@ describe("Separated tool results", () => {
     assert.deepStrictEqual(claudeToolResultRefs(record("/x/elsewhere/toolu_A.txt")), [])
     assert.deepStrictEqual(claudeToolResultRefs(record("/x/tool-results/.hidden.txt")), [])
   })
+})
+
+describe("A live Claude project that goes idle", () => {
+  it.effect(
+    "a live prefix, then the finished whole, equals the whole at once (cuts inside the separated result's line too)",
+    () =>
+      Effect.gen(function*() {
+        const bytes = fs.readFileSync(mainFile)
+        const MTIME = 1_700_000_000
+        /** A copy of the project's main transcript holding `content`, with the session's tool-results/. */
+        const copyProject = (root: string, content: Uint8Array): string => {
+          fs.cpSync(path.join(projectDir, SESSION, "tool-results"), path.join(root, SESSION, "tool-results"), {
+            recursive: true
+          })
+          const file = path.join(root, `${SESSION}.jsonl`)
+          fs.writeFileSync(file, content)
+          fs.utimesSync(file, MTIME, MTIME)
+          return file
+        }
+        const run = (sessionsDir: string, file: string, live: boolean) =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(MTIME * 1000 + (live ? 1000 : 3_600_000))
+            return yield* importSessions({ sessionsDir, format: "auto", paths: [file] }).pipe(
+              Effect.provide(storeLayer)
+            )
+          })
+        const whole = yield* tempDir("claude-live-whole")
+        const wholeReport = yield* run(whole, copyProject(yield* tempDir("claude-live-src"), bytes), false)
+        assert.strictEqual(wholeReport.sources[0]?.separated_results_read, 1)
+        const expected = logBytes(whole)
+        const resultLine = bytes.indexOf(Buffer.from(`"tool_use_id":"${PERSISTED_CALL}","type":"tool_result"`))
+        assert.isAbove(resultLine, 0)
+        const lastNl = bytes.lastIndexOf(10, bytes.length - 2) + 1
+        for (const cut of [resultLine + 200, resultLine - 1, lastNl + 1, Math.floor(bytes.length / 3)]) {
+          const sessions = yield* tempDir("claude-live-half")
+          const root = yield* tempDir("claude-live-src")
+          const file = copyProject(root, bytes.subarray(0, cut))
+          yield* run(sessions, file, true)
+          fs.writeFileSync(file, bytes)
+          fs.utimesSync(file, MTIME, MTIME)
+          yield* run(sessions, file, false)
+          assert.deepStrictEqual(logBytes(sessions), expected, `cut at ${cut}`)
+        }
+      }),
+    120_000
+  )
 })
