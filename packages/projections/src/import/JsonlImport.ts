@@ -3,15 +3,21 @@
  * lines name the format and the session, the part an earlier import consumed is only hashed and
  * checked against its digest, and what follows is mapped and appended through the store.
  */
-import type { ImportFormat, ImportIdentity, ThreadEvent } from "@logbook/domain"
-import { recogniseImportFormat } from "@logbook/domain"
+import type { ImportFormat, ImportIdentity, MemoryDerivationAcc, ThreadEvent } from "@logbook/domain"
+import {
+  addToMemoryDerivation,
+  derivedMemoryView,
+  emptyMemoryDerivation,
+  parseRfc3339,
+  recogniseImportFormat
+} from "@logbook/domain"
 import type { ImportState, RawLine, SessionLog } from "@logbook/store"
-import { EventLog, saveImportState, SessionFs, sessionPaths, splitLines } from "@logbook/store"
-import { Effect, Option, Stream } from "effect"
+import { EventLog, saveImportState, SessionFs, sessionPaths, splitLines, writeDerivedMemoryView } from "@logbook/store"
+import { Clock, Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
-import type { SkippedLine, SourceReport } from "./ImportReport.ts"
+import type { MemoryOutcome, SkippedLine, SourceReport } from "./ImportReport.ts"
 import { readSeparatedResults } from "./internal/claudeToolResultFiles.ts"
 import { bump } from "./internal/counts.ts"
 import { derivedExecIdentity, identityFromName, mapperOf, withPathParent } from "./internal/formatRegistry.ts"
@@ -108,7 +114,10 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if ("refusal" in prepared) return (stop = prepared.refusal)
     previous = prepared.previous
     run = prepared.run
-    if (Option.isNone(previous)) return
+    if (Option.isNone(previous)) {
+      if (!dryRun) memory = emptyMemoryDerivation
+      return
+    }
     const state = previous.value
     prevOffset = state.offset
     lines = state.lines
@@ -123,6 +132,41 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
 
   const orModified = (ts: string | undefined): string | undefined =>
     ts === undefined || ts.length === 0 ? input.modifiedAt : ts
+
+  // A new session's memory view, folded from the events as they are appended (docs/import.md#speed)
+  // with the turn each belongs to as the turn index records it. Undefined when the view must be
+  // derived from the log afterwards: a session imported before, a dry run, a log that held lines
+  // before this import's first event, or a thread record inside an open turn (whose span only the
+  // log can tell).
+  let memory: MemoryDerivationAcc | undefined
+  let turnsStarted = 0
+  let openTurn: number | undefined
+  let folded = 0
+  const foldMemory = (event: ThreadEvent, offset: number): void => {
+    if (memory === undefined) return
+    if (folded++ === 0 && offset !== 0) {
+      memory = undefined
+      return
+    }
+    let turn: number | undefined
+    if (event.type === "turn.started") {
+      turnsStarted = Math.max(turnsStarted, openTurn ?? 0) + 1
+      openTurn = turnsStarted
+      turn = openTurn
+    } else if (event.type === "turn.completed" || event.type === "turn.failed") {
+      turn = openTurn
+      openTurn = undefined
+    } else if (event.type === "thread.started" || event.type === "thread.completed") {
+      if (openTurn !== undefined) {
+        memory = undefined
+        return
+      }
+    } else {
+      turn = openTurn
+    }
+    memory = addToMemoryDerivation(memory, event, offset, turn)
+  }
+  let memoryOutcome: MemoryOutcome | undefined
 
   // Records parsed from the lines of one chunk, mapped in order before its events are appended.
   const queued: Array<unknown> = []
@@ -272,7 +316,13 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       })
     )
     const batch = pending.splice(0)
-    yield* atSourceTime(orModified(cursor?.lastTs), log.appendAll(batch))
+    yield* atSourceTime(
+      orModified(cursor?.lastTs),
+      log.appendAll(batch, (i, offset) => {
+        const event = batch[i]
+        if (event !== undefined) foldMemory(event, offset)
+      })
+    )
     written += batch.length
   })
 
@@ -331,7 +381,22 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       for (const event of run.finish()) pending.push(event)
       yield* appendPending
     }
-    if (log !== undefined) yield* atSourceTime(orModified(run?.cursor()?.lastTs), log.complete)
+    if (log !== undefined) {
+      const written = log
+      yield* atSourceTime(orModified(run?.cursor()?.lastTs), written.complete)
+      if (memory !== undefined && stop === undefined && paths !== undefined) {
+        const acc = memory
+        const target = paths
+        memoryOutcome = yield* Effect.gen(function*() {
+          const manifest = yield* written.manifest
+          const nowMs = yield* Clock.currentTimeMillis
+          const created = parseRfc3339(manifest.created_at)?.seconds ?? Math.floor(nowMs / 1000)
+          const view = derivedMemoryView(acc, { sessionId: manifest.session_id, createdAt: created, nowMs })
+          const r = yield* writeDerivedMemoryView(target, manifest.session_id, view)
+          return r.keptHostView ? "host view kept" : r.written ? "written" : "unchanged"
+        }).pipe(Effect.catch((error) => Effect.succeed<MemoryOutcome>(`not derived: ${error.message}`)))
+      }
+    }
   }))
   if (stop !== undefined) return { ...base(), status: stop.status, reason: stop.reason } satisfies SourceReport
   if (paths === undefined || run === undefined || found === undefined) return base()
@@ -384,7 +449,8 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     lines_with_invalid_utf8: replaced,
     open_turn_usage: run.openUsage(),
     warnings,
-    dry_run: dryRun
+    dry_run: dryRun,
+    ...(memoryOutcome === undefined ? {} : { memory: memoryOutcome })
   } satisfies SourceReport
   if (dryRun) return outcome
   const after = yield* fs.lstat(paths.events)
