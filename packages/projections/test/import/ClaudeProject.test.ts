@@ -73,8 +73,13 @@ const importFinished = (sessionsDir: string, paths: ReadonlyArray<string>) =>
     return yield* importSessions({ sessionsDir, format: "auto", paths }).pipe(Effect.provide(storeLayer))
   })
 
-const commandOf = (events: ReadonlyArray<ThreadEvent>, callIndex: number) =>
-  items(events).filter((i) => i.type === "command_execution")[callIndex]
+/** The completed `command_execution` of the `callIndex`-th command started (calls start in order). */
+const commandOf = (events: ReadonlyArray<ThreadEvent>, callIndex: number) => {
+  const started = events.flatMap((e) =>
+    e.type === "item.started" && e.item.type === "command_execution" ? [e.item.id] : []
+  )
+  return items(events).find((i) => i.type === "command_execution" && i.id === started[callIndex])
+}
 
 /** The position of `PERSISTED_CALL` among the transcript's `Bash` calls. */
 const persistedIndex = recordsOf(mainFile).filter((r) => r["type"] === "assistant").flatMap(contentOf).filter((b) =>
@@ -105,9 +110,10 @@ describe("A real Claude Code 2.1.39 project directory", () => {
           }
           const bash = blocks.filter((b) => b["type"] === "tool_use" && b["name"] === "Bash")
           const commands = items(events).filter((i) => i.type === "command_execution")
+          // Parallel calls complete in the order their results came: the same commands, maybe reordered.
           assert.deepStrictEqual(
-            commands.map((c) => c.type === "command_execution" ? c.command : ""),
-            bash.map((b) => String((b["input"] as Rec)["command"]))
+            commands.map((c) => c.type === "command_execution" ? c.command : "").sort(),
+            bash.map((b) => String((b["input"] as Rec)["command"])).sort()
           )
           const perMessage = new Map<string, number>()
           for (const r of records.filter((r) => r["type"] === "assistant")) {
