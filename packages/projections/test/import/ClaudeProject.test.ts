@@ -278,6 +278,20 @@ describe("Separated tool results", () => {
       assert.notInclude(outputOf(sessions), "SECRET")
     }))
 
+  it.effect("a tool-results directory that is a link is not followed", () =>
+    Effect.gen(function*() {
+      const root = yield* tempDir("claude-sep")
+      const sessions = yield* tempDir("claude-sep-s")
+      const elsewhere = yield* tempDir("claude-sep-elsewhere")
+      const file = layout(root, `/x/${SID}/tool-results/toolu_A.txt`)
+      fs.writeFileSync(path.join(elsewhere, "toolu_A.txt"), "SECRET")
+      fs.rmSync(path.join(root, SID, "tool-results"), { recursive: true })
+      fs.symlinkSync(elsewhere, path.join(root, SID, "tool-results"))
+      const report = yield* importFinished(sessions, [file])
+      assert.strictEqual(report.sources[0]?.separated_results_missing_count, 1)
+      assert.notInclude(outputOf(sessions), "SECRET")
+    }))
+
   it("only a plain file name in a tool-results directory is a reference", () => {
     const record = (reference: string) => JSON.parse(placeholderTranscript(SID, reference).split("\n")[2] ?? "{}")
     assert.deepStrictEqual(claudeToolResultRefs(record(`C:\\Users\\u\\.claude\\p\\${SID}\\tool-results\\b5.txt`)), [

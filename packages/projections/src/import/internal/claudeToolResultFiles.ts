@@ -6,7 +6,8 @@
  * beside `<project>/<session>.jsonl`, and for a subagent (`<session>/subagents/…/agent-*.jsonl`,
  * at any depth) the `<session>/` above its `subagents/` (subagents share the session's directory).
  *
- * **Gotchas**: a file is read only when it is a regular file (links are not followed), at most
+ * **Gotchas**: a file is read only when it is a regular file in a real directory (no link on the
+ * way from the transcript's directory is followed), at most
  * {@link MAX_SEPARATED_RESULT_BYTES}: a larger one keeps its first and last halves of that around
  * a line saying how many bytes were left out (cut at character boundaries). A missing or
  * unreadable file is not a failure: the record is mapped as the transcript has it and the file is
@@ -77,13 +78,20 @@ export const readSeparatedResults = Effect.fn("Importer.readSeparatedResults")(
     if (refs.length === 0) return undefined
     const fs = yield* SessionFs
     const dir = toolResultsDirOf(source)
+    const isDirectory = (path: string) =>
+      Effect.map(
+        Effect.result(fs.lstat(path)),
+        (info) => Result.isSuccess(info) && Option.isSome(info.success) && info.success.value.type === "Directory"
+      )
+    // Neither the session directory nor its tool-results/ may be a link (as nothing of a walk is followed).
+    const inPlace = (yield* isDirectory(NodePath.dirname(dir))) && (yield* isDirectory(dir))
     const texts = new Map<string, string>()
     const missing: Array<string> = []
     let cut = 0
     for (const ref of refs) {
       const path = NodePath.join(dir, ref.file)
       const info = yield* Effect.result(fs.lstat(path))
-      if (Result.isFailure(info) || Option.isNone(info.success) || info.success.value.type !== "File") {
+      if (!inPlace || Result.isFailure(info) || Option.isNone(info.success) || info.success.value.type !== "File") {
         missing.push(path)
         continue
       }
