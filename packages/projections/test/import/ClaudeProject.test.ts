@@ -19,7 +19,7 @@ import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { importSessions } from "../../src/import/Importer.ts"
-import { MAX_SEPARATED_RESULT_BYTES } from "../../src/import/internal/claudeToolResultFiles.ts"
+import { MAX_SEPARATED_RESULT_BYTES, toolResultsDirOf } from "../../src/import/internal/claudeToolResultFiles.ts"
 import { verifySession } from "../../src/session/Verification.ts"
 import { eventsOf, items } from "./support/sessionEvents.ts"
 
@@ -291,6 +291,14 @@ describe("Separated tool results", () => {
       assert.strictEqual(report.sources[0]?.separated_results_missing_count, 1)
       assert.notInclude(outputOf(sessions), "SECRET")
     }))
+
+  it("a session's transcript and its subagents, nested at any depth, share the session's tool-results/", () => {
+    const p = path.join(path.sep, "h", ".claude", "projects", "-w")
+    const dir = path.join(p, SID, "tool-results")
+    assert.strictEqual(toolResultsDirOf(path.join(p, `${SID}.jsonl`)), dir)
+    assert.strictEqual(toolResultsDirOf(path.join(p, SID, "subagents", "agent-a1.jsonl")), dir)
+    assert.strictEqual(toolResultsDirOf(path.join(p, SID, "subagents", "workflows", "w1", "agent-a2.jsonl")), dir)
+  })
 
   it("only a plain file name in a tool-results directory is a reference", () => {
     const record = (reference: string) => JSON.parse(placeholderTranscript(SID, reference).split("\n")[2] ?? "{}")
