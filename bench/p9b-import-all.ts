@@ -4,17 +4,18 @@
  * `.codex/sessions/YYYY/MM/DD/`, Claude Code transcripts below `.claude/projects/<cwd>/`, Gemini
  * CLI JSON and JSONL sessions below `.gemini/tmp/<hash>/chats/` — made from the real fixtures of
  * the importer tests, each copy under its own session id, plus a few large rollouts (the 0.40
- * file's body repeated). Measured: the imports `import all` runs (one `importSessions` per agent
- * over its default locations), as MB/s of source bytes, and the peak RSS of the process sampled
- * during them (goal < 200 MiB: memory must not grow with the size of the home directory).
+ * file's body repeated). Measured: `logbook import all --json` (`packages/runtime/bin/logbook.js`,
+ * as `npm run build` leaves it) run as its own process with that tree as `HOME` — one
+ * `importSessions` per agent over its default locations — timed by wall clock as MB/s of source
+ * bytes, with the process's peak RSS from `/usr/bin/time` (goal < 200 MiB: memory must not grow
+ * with the size of the home directory).
  */
-import { importSessions } from "@logbook/projections"
+import { spawnSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import type { BenchContext } from "./lib/context.ts"
-import { runStore } from "./lib/logbook.ts"
 import type { Outcome } from "./lib/measure.ts"
-import { collectGarbage, mbps, ms, size } from "./lib/measure.ts"
+import { mbps, ms, size } from "./lib/measure.ts"
 
 const FIXTURES = Path.join(import.meta.dirname, "..", "packages", "projections", "test", "fixtures", "realdata")
 
@@ -117,6 +118,9 @@ const writeHome = (home: string, bytes: number) => {
   return { bytes: written, files }
 }
 
+const BIN = Path.join(import.meta.dirname, "..", "packages", "runtime", "bin", "logbook.js")
+const TIME = "/usr/bin/time"
+
 /** Runs P9b and prints its figures. */
 export const runP9b = async (ctx: BenchContext): Promise<Outcome> => {
   const home = Path.join(ctx.root, "p9b-home")
@@ -124,39 +128,34 @@ export const runP9b = async (ctx: BenchContext): Promise<Outcome> => {
   const tree = writeHome(home, target)
   const sessionsDir = Path.join(ctx.root, "p9b-sessions")
   Fs.rmSync(sessionsDir, { recursive: true, force: true })
-  collectGarbage()
-  const before = process.memoryUsage().rss
-  let peak = before
-  const sampler = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage().rss)
-  }, 20)
-  const agents = [
-    { format: "codex" as const, paths: [Path.join(home, ".codex", "sessions")] },
-    { format: "claude" as const, paths: [Path.join(home, ".claude", "projects")] },
-    { format: "gemini" as const, paths: [Path.join(home, ".gemini", "tmp")] }
-  ]
+  if (!Fs.existsSync(TIME)) throw new Error(`P9b needs ${TIME} for the peak RSS of the import process`)
+  // `logbook import all` as a user runs it, with the generated tree as its home: the process does
+  // nothing but the imports, so its peak RSS (from `/usr/bin/time`) is theirs.
+  const rssFile = Path.join(ctx.root, "p9b-rss.txt")
+  const argv = [process.execPath, BIN, "--sessions-dir", sessionsDir, "import", "all", "--json", "--allow-empty"]
+  const env = { ...process.env, HOME: home, CODEX_HOME: Path.join(home, ".codex") }
   const t0 = performance.now()
-  let sources = 0
-  let failed = 0
-  for (const agent of agents) {
-    const report = await runStore(importSessions({ sessionsDir, format: agent.format, paths: agent.paths }))
-    sources += report.sources.length
-    failed += report.sources_failed
-  }
+  const child = spawnSync(TIME, ["-o", rssFile, "-f", "%M", ...argv], {
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+    maxBuffer: 1 << 28
+  })
   const total = performance.now() - t0
-  clearInterval(sampler)
-  peak = Math.max(peak, process.memoryUsage().rss)
-  if (failed > 0) throw new Error(`${failed} sources failed`)
-  const mib = peak / 1024 / 1024
+  if (child.status !== 0) {
+    throw new Error(`P9b: logbook import all exited ${child.status}: ${child.stderr.toString().slice(-2000)}`)
+  }
+  const report: { sources: ReadonlyArray<unknown>; sources_failed: number } = JSON.parse(child.stdout.toString())
+  if (report.sources_failed > 0) throw new Error(`${report.sources_failed} sources failed`)
+  const maxRssKb = Number(Fs.readFileSync(rssFile, "utf8").trim().split("\n").pop())
+  const mib = maxRssKb / 1024
   console.log(
     `P9b import all: ${
       size(tree.bytes)
-    } in ${sources} files (codex ${tree.files.codex}, claude ${tree.files.claude}, ` +
+    } in ${report.sources.length} files (codex ${tree.files.codex}, claude ${tree.files.claude}, ` +
       `gemini ${tree.files.gemini})`
   )
   console.log(
-    `  logbook  ${ms(total)}  ${mbps(tree.bytes, total)}; peak RSS ${mib.toFixed(0)} MiB (goal < 200 MiB), ` +
-      `${(before / 1024 / 1024).toFixed(0)} MiB before the imports`
+    `  logbook import all  ${ms(total)}  ${mbps(tree.bytes, total)}; peak RSS ${mib.toFixed(0)} MiB (goal < 200 MiB)`
   )
   const rate = tree.bytes / 1e6 / (total / 1000)
   return {

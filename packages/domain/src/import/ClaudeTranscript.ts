@@ -9,12 +9,14 @@
  * **Gotchas**: one API response is split over several lines (one content block each) that repeat
  * its `usage`; usage is kept per `message.id`, the last line's value winning, so each response is
  * counted once. A prompt is a `user` record with text that is not meta, not a tool result, not a
- * compaction summary and not a local command's echo.
+ * compaction summary and not a local command's echo. A tool result moved to a separate file
+ * arrives here already read back by the importer (`ClaudeToolResults.ts`).
  */
 import { Schema } from "effect"
 import type { ThreadEvent } from "../contract/ThreadEvent.ts"
 import type { UsageTotals } from "../contract/Usage.ts"
 import { addUsage, UsageTotals as UsageTotalsSchema, zeroUsage } from "../contract/Usage.ts"
+import { claudeBashFullOutput } from "./ClaudeToolResults.ts"
 import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { claudeBashOutcome, claudeInputDiff, claudeResultDiff } from "./internal/claudeTools.ts"
@@ -255,14 +257,16 @@ const onToolResult = (
   const c = s.cursor
   const toolUseResult = field(record, "toolUseResult")
   if (call.command.length > 0 || call.name === "Bash") {
-    const outcome = claudeBashOutcome(failed, output, toolUseResult, call.background === true)
+    // A placeholder for a separated result the importer could not read: the record's stdout is whole.
+    const whole = claudeBashFullOutput(output, toolUseResult) ?? output
+    const outcome = claudeBashOutcome(failed, whole, toolUseResult, call.background === true)
     return {
       state: s,
       events: [
         labelVerification(itemEvent("item.completed", c, call.itemId, ts, {
           type: "command_execution",
           command: call.command,
-          aggregated_output: output,
+          aggregated_output: whole,
           ...outcome
         }))
       ]

@@ -3,6 +3,7 @@
  * ThreadEvents, with the import cursor that lets an import stop and resume anywhere.
  */
 export * from "./AiderHistory.ts"
+export * from "./ClaudeToolResults.ts"
 export * from "./ClaudeTranscript.ts"
 export * from "./ClineTask.ts"
 export * from "./CodexExec.ts"

@@ -116,7 +116,26 @@ const u64Reviver = (_key: string, value: unknown, context?: { readonly source?: 
  */
 export const parseJsonExact = (text: string): unknown => {
   if (exceedsJsonDepth(text)) throw tooDeep()
-  return MAY_ROUND_TO_TWO_POW_64.test(text) ? JSON.parse(text, u64Reviver) : JSON.parse(text)
+  return exactJsonValue(text, JSON.parse(text))
+}
+
+/**
+ * Whether a parsed JSON value holds the number 2^64 anywhere: only then can the source-aware parse
+ * give another value (its reviver changes nothing else). Iterative, and a walk over the values —
+ * far cheaper than a scan of the text, whose strings (tool output) are most of its length.
+ */
+const holdsTwoPow64 = (value: unknown): boolean => {
+  const stack: Array<unknown> = [value]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (v === TWO_POW_64) return true
+    if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push(v[i])
+    } else if (Predicate.isReadonlyObject(v)) {
+      for (const key of Object.keys(v)) stack.push(v[key])
+    }
+  }
+  return false
 }
 
 /**
@@ -125,7 +144,7 @@ export const parseJsonExact = (text: string): unknown => {
  * readers that parse every line cheaply and fully decode only a few of them.
  */
 export const exactJsonValue = (text: string, parsed: unknown): unknown =>
-  MAY_ROUND_TO_TWO_POW_64.test(text) ? JSON.parse(text, u64Reviver) : parsed
+  holdsTwoPow64(parsed) && MAY_ROUND_TO_TWO_POW_64.test(text) ? JSON.parse(text, u64Reviver) : parsed
 
 const describe = (error: unknown): string => error instanceof Error ? error.message : String(error)
 

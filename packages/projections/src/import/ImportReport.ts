@@ -42,6 +42,16 @@ export interface SourceReport {
   readonly lines_with_invalid_utf8: number
   /** A last line without its newline that does not parse yet (a live file): left for the next import. */
   readonly pending_tail_bytes: number
+  /** Claude Code tool results read back from `<session>/tool-results/` (docs/import.md#separated-tool-results). */
+  readonly separated_results_read: number
+  /** Of those, files over 1 MiB imported with their middle left out. */
+  readonly separated_results_cut: number
+  /**
+   * Separated tool result files a transcript names that were missing or unreadable (their records
+   * are imported as the transcript has them), at most {@link MAX_LINES_LISTED} listed.
+   */
+  readonly separated_results_missing: ReadonlyArray<string>
+  readonly separated_results_missing_count: number
   /** Usage counted for the turn still open at the end of the source (not in the log until the turn ends). */
   readonly open_turn_usage: UsageTotals
   /** What became of the session's memory view after this import (absent when nothing was written). */
@@ -107,6 +117,10 @@ export const emptyReport = (
   lines_split: 0,
   lines_with_invalid_utf8: 0,
   pending_tail_bytes: 0,
+  separated_results_read: 0,
+  separated_results_cut: 0,
+  separated_results_missing: [],
+  separated_results_missing_count: 0,
   open_turn_usage: zeroUsage,
   warnings: [],
   dry_run: false

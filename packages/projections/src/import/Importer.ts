@@ -171,12 +171,14 @@ export const importSessions = Effect.fn("Importer.importSessions")(function*(opt
 /**
  * Derives the memory view of the session a source was imported into (sessions imported from other
  * tools have no host to write one), so facts and search see them at once. A failure to derive is
- * reported on the source, never turned into a failed import.
+ * reported on the source, never turned into a failed import. A new session from a JSONL source
+ * already has its view (folded while its events were appended); only the others are read back.
  */
 export const deriveImportedMemory = Effect.fn("Importer.deriveImportedMemory")(
   function*(sessionsDir: string, report: SourceReport) {
     if (
-      (report.status !== "created" && report.status !== "updated") || report.session === undefined || report.dry_run
+      (report.status !== "created" && report.status !== "updated") || report.session === undefined ||
+      report.dry_run || report.memory !== undefined
     ) return report
     const memory = yield* deriveSessionMemory(sessionsDir, report.session).pipe(
       Effect.map((r): MemoryOutcome => r.keptHostView ? "host view kept" : r.written ? "written" : "unchanged"),

@@ -3,15 +3,22 @@
  * lines name the format and the session, the part an earlier import consumed is only hashed and
  * checked against its digest, and what follows is mapped and appended through the store.
  */
-import type { ImportFormat, ImportIdentity, ThreadEvent } from "@logbook/domain"
-import { recogniseImportFormat } from "@logbook/domain"
+import type { ImportFormat, ImportIdentity, MemoryDerivationAcc, ThreadEvent } from "@logbook/domain"
+import {
+  addToMemoryDerivation,
+  derivedMemoryView,
+  emptyMemoryDerivation,
+  parseRfc3339,
+  recogniseImportFormat
+} from "@logbook/domain"
 import type { ImportState, RawLine, SessionLog } from "@logbook/store"
-import { EventLog, saveImportState, SessionFs, sessionPaths, splitLines } from "@logbook/store"
-import { Effect, Option, Stream } from "effect"
+import { EventLog, saveImportState, SessionFs, sessionPaths, splitLines, writeDerivedMemoryView } from "@logbook/store"
+import { Clock, Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { parseForeignLine } from "./ForeignLines.ts"
 import { emptyReport, MAX_LINES_LISTED } from "./ImportReport.ts"
-import type { SkippedLine, SourceReport } from "./ImportReport.ts"
+import type { MemoryOutcome, SkippedLine, SourceReport } from "./ImportReport.ts"
+import { readSeparatedResults } from "./internal/claudeToolResultFiles.ts"
 import { bump } from "./internal/counts.ts"
 import { derivedExecIdentity, identityFromName, mapperOf, withPathParent } from "./internal/formatRegistry.ts"
 import type { AnyMapper, MapperRun } from "./internal/formatRegistry.ts"
@@ -107,7 +114,10 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if ("refusal" in prepared) return (stop = prepared.refusal)
     previous = prepared.previous
     run = prepared.run
-    if (Option.isNone(previous)) return
+    if (Option.isNone(previous)) {
+      if (!dryRun) memory = emptyMemoryDerivation
+      return
+    }
     const state = previous.value
     prevOffset = state.offset
     lines = state.lines
@@ -123,8 +133,49 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
   const orModified = (ts: string | undefined): string | undefined =>
     ts === undefined || ts.length === 0 ? input.modifiedAt : ts
 
+  // A new session's memory view, folded from the events as they are appended (docs/import.md#speed)
+  // with the turn each belongs to as the turn index records it. Undefined when the view must be
+  // derived from the log afterwards: a session imported before, a dry run, a log that held lines
+  // before this import's first event, or a thread record inside an open turn (whose span only the
+  // log can tell).
+  let memory: MemoryDerivationAcc | undefined
+  let turnsStarted = 0
+  let openTurn: number | undefined
+  let folded = 0
+  const foldMemory = (event: ThreadEvent, offset: number): void => {
+    if (memory === undefined) return
+    if (folded++ === 0 && offset !== 0) {
+      memory = undefined
+      return
+    }
+    let turn: number | undefined
+    if (event.type === "turn.started") {
+      turnsStarted = Math.max(turnsStarted, openTurn ?? 0) + 1
+      openTurn = turnsStarted
+      turn = openTurn
+    } else if (event.type === "turn.completed" || event.type === "turn.failed") {
+      turn = openTurn
+      openTurn = undefined
+    } else if (event.type === "thread.started" || event.type === "thread.completed") {
+      if (openTurn !== undefined) {
+        memory = undefined
+        return
+      }
+    } else {
+      turn = openTurn
+    }
+    memory = addToMemoryDerivation(memory, event, offset, turn)
+  }
+  let memoryOutcome: MemoryOutcome | undefined
+
+  // Records parsed from the lines of one chunk, mapped in order before its events are appended.
+  const queued: Array<unknown> = []
   // Events mapped from the lines of one chunk, appended together (one `appendAll` per chunk).
   const pending: Array<ThreadEvent> = []
+  let separatedRead = 0
+  let separatedCut = 0
+  let separatedMissing = 0
+  const missingListed: Array<string> = []
 
   // Copilot CLI: a line that is not JSON is held (not consumed) until the next line shows whether
   // the two are one record broken by a raw newline inside a string (docs/import.md#github-copilot-cli).
@@ -205,14 +256,38 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     if (parsed._tag !== "Records") return
     if (parsed.split) split++
     if (parsed.replaced) replaced++
-    for (const value of parsed.values) {
-      version ??= mapper?.version(value)
-      const result = run.step(value)
-      readNow++
-      if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
-      for (const event of result.events) pending.push(event)
-    }
+    for (const value of parsed.values) queued.push(value)
   }
+
+  /** Maps one record (in source order). */
+  const stepValue = (value: unknown): void => {
+    if (run === undefined) return
+    version ??= mapper?.version(value)
+    const result = run.step(value)
+    readNow++
+    if (result.skipped !== undefined) bump(recordsSkipped, result.skipped)
+    for (const event of result.events) pending.push(event)
+  }
+
+  // Claude Code: a tool result moved to a separate file is read back before its record is mapped.
+  const stepQueued = Effect.gen(function*() {
+    for (const value of queued.splice(0)) {
+      const read = found === "claude" && input.name !== "-"
+        ? yield* readSeparatedResults(input.name, value)
+        : undefined
+      if (read === undefined) {
+        stepValue(value)
+        continue
+      }
+      separatedRead += read.read
+      separatedCut += read.cut
+      for (const path of read.missing) {
+        separatedMissing++
+        if (missingListed.length < MAX_LINES_LISTED) missingListed.push(path)
+      }
+      stepValue(read.record)
+    }
+  })
 
   /**
    * Appends the events of the chunk just handled, opening the session's log at the first one —
@@ -220,6 +295,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
    * recorded at the last source time seen, so the manifest's timestamps are the source's.
    */
   const appendPending = Effect.gen(function*() {
+    yield* stepQueued
     if (pending.length === 0 || identity === undefined) return
     for (const event of pending) if (isMessageEvent(event)) messages++
     if (dryRun) {
@@ -240,7 +316,13 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       })
     )
     const batch = pending.splice(0)
-    yield* atSourceTime(orModified(cursor?.lastTs), log.appendAll(batch))
+    yield* atSourceTime(
+      orModified(cursor?.lastTs),
+      log.appendAll(batch, (i, offset) => {
+        const event = batch[i]
+        if (event !== undefined) foldMemory(event, offset)
+      })
+    )
     written += batch.length
   })
 
@@ -299,7 +381,22 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       for (const event of run.finish()) pending.push(event)
       yield* appendPending
     }
-    if (log !== undefined) yield* atSourceTime(orModified(run?.cursor()?.lastTs), log.complete)
+    if (log !== undefined) {
+      const written = log
+      yield* atSourceTime(orModified(run?.cursor()?.lastTs), written.complete)
+      if (memory !== undefined && stop === undefined && paths !== undefined) {
+        const acc = memory
+        const target = paths
+        memoryOutcome = yield* Effect.gen(function*() {
+          const manifest = yield* written.manifest
+          const nowMs = yield* Clock.currentTimeMillis
+          const created = parseRfc3339(manifest.created_at)?.seconds ?? Math.floor(nowMs / 1000)
+          const view = derivedMemoryView(acc, { sessionId: manifest.session_id, createdAt: created, nowMs })
+          const r = yield* writeDerivedMemoryView(target, manifest.session_id, view)
+          return r.keptHostView ? "host view kept" : r.written ? "written" : "unchanged"
+        }).pipe(Effect.catch((error) => Effect.succeed<MemoryOutcome>(`not derived: ${error.message}`)))
+      }
+    }
   }))
   if (stop !== undefined) return { ...base(), status: stop.status, reason: stop.reason } satisfies SourceReport
   if (paths === undefined || run === undefined || found === undefined) return base()
@@ -321,7 +418,11 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     format_version: version,
     lines_skipped: skippedLines,
     lines_skipped_count: skippedCount,
-    pending_tail_bytes: pendingTail
+    pending_tail_bytes: pendingTail,
+    separated_results_read: separatedRead,
+    separated_results_cut: separatedCut,
+    separated_results_missing: missingListed,
+    separated_results_missing_count: separatedMissing
   }
   if (Option.isNone(previous) && written === 0) {
     // Nothing to write (e.g. a Claude file holding only `summary` records): no empty session is made.
@@ -348,7 +449,8 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     lines_with_invalid_utf8: replaced,
     open_turn_usage: run.openUsage(),
     warnings,
-    dry_run: dryRun
+    dry_run: dryRun,
+    ...(memoryOutcome === undefined ? {} : { memory: memoryOutcome })
   } satisfies SourceReport
   if (dryRun) return outcome
   const after = yield* fs.lstat(paths.events)

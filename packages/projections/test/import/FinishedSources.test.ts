@@ -147,6 +147,12 @@ const cursorFacts = (file: string): SourceFacts => {
 const cases: ReadonlyArray<{ file: string; facts: (file: string) => SourceFacts }> = [
   ...filesIn("codex-rollout").map((file) => ({ file, facts: codexFacts })),
   ...filesIn("claude-code").map((file) => ({ file, facts: claudeFacts })),
+  ...filesIn("claude-code-checks").map((file) => ({ file, facts: claudeFacts })),
+  // The subagents of the real 2.1.39 project (its main transcript has its own tests, ClaudeProject.test.ts).
+  ...filesIn(path.join("claude-code-project", "8463c716-a2ea-4c14-9efa-87158ebd9f20", "subagents")).map((file) => ({
+    file,
+    facts: claudeFacts
+  })),
   ...filesIn("codex-exec-json").map((file) => ({ file, facts: execFacts })),
   ...filesIn("gemini-cli").map((file) => ({ file, facts: geminiFacts })),
   ...filesIn("copilot-cli").map((file) => ({ file, facts: copilotFacts })),

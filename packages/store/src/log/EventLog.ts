@@ -118,8 +118,14 @@ export interface SessionLog {
    * every turn boundary in it (earlier only before a cap eviction, which runs at the event that
    * exceeds the budget, as with single appends). When an I/O failure interrupts a batch, the events before it count as
    * "possibly persisted" and the rest were not recorded.
+   *
+   * `onRecorded`, when given, is called with each event's index in the batch and the byte offset
+   * its line starts at, as it is recorded (an importer folds what it wrote without reading it back).
    */
-  readonly appendAll: (events: ReadonlyArray<ThreadEvent>) => Effect.Effect<void, AppendError>
+  readonly appendAll: (
+    events: ReadonlyArray<ThreadEvent>,
+    onRecorded?: (index: number, offset: number) => void
+  ) => Effect.Effect<void, AppendError>
   /** Validates untrusted input as a ThreadEvent, then appends it; invalid input appends nothing. */
   readonly appendUnknown: (input: unknown) => Effect.Effect<ThreadEvent, AppendError>
   /** The durability barrier: bytes, fdatasync, turn index, manifest. */
@@ -273,7 +279,8 @@ const makeSessionLog = (
     lines: ReadonlyArray<Recordable>,
     from: number,
     nowMs: number,
-    boundaryBefore: boolean
+    boundaryBefore: boolean,
+    onRecorded: ((index: number, offset: number) => void) | undefined
   ): Effect.Effect<void, AppendError> | undefined => {
     if (s.broken !== undefined || s.file === undefined) return Effect.asVoid(usableFile(s, "append"))
     let boundary = boundaryBefore
@@ -284,7 +291,9 @@ const makeSessionLog = (
       const line = lines[i]
       if (line === undefined) break
       const ts = line.kind === "turn_started" ? (line.recordedTs ?? formatRfc3339(nowMs)) : ""
+      const start = s.nextOffset
       if (appendRecorded(s, line.line, line.kind, nowMs, ts) && barrierAtTurnBoundary) boundary = true
+      onRecorded?.(i, start)
       capped = overBudget(s, budgets)
       full = s.buffer.length() >= MAX_WRITE_BUFFER_BYTES
       i++
@@ -301,11 +310,14 @@ const makeSessionLog = (
     if (done) return io
     const next = i
     const pending = boundary && !capped
-    const rest = Effect.suspend(() => appendBatchFrom(lines, next, nowMs, pending) ?? Effect.void)
+    const rest = Effect.suspend(() => appendBatchFrom(lines, next, nowMs, pending, onRecorded) ?? Effect.void)
     return io === undefined ? rest : Effect.andThen(io, rest)
   }
 
-  const appendAll = (events: ReadonlyArray<ThreadEvent>): Effect.Effect<void, AppendError> => {
+  const appendAll = (
+    events: ReadonlyArray<ThreadEvent>,
+    onRecorded?: (index: number, offset: number) => void
+  ): Effect.Effect<void, AppendError> => {
     if (events.length === 0) return Effect.void
     // Serialise the whole batch first: an invalid event fails it before anything is recorded.
     const lines: Array<Recordable> = []
@@ -318,7 +330,7 @@ const makeSessionLog = (
       lines.push(line.success)
     }
     const step = Effect.clockWith((clock) => {
-      const io = appendBatchFrom(lines, 0, clock.currentTimeMillisUnsafe(), false)
+      const io = appendBatchFrom(lines, 0, clock.currentTimeMillisUnsafe(), false, onRecorded)
       return io === undefined ? Effect.void : Effect.uninterruptible(io)
     })
     return s.pendingIndex === undefined

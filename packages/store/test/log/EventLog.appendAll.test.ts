@@ -1,7 +1,8 @@
 /**
  * EventLog.appendAll: a batch ends in the same file, turn index and manifest as appending its
  * events one by one (cap eviction included), an event that cannot be serialised fails the whole
- * batch before anything is recorded, and a batch with a turn boundary is durable when it returns.
+ * batch before anything is recorded, a batch with a turn boundary is durable when it returns, and
+ * `onRecorded` reports each event's offset in the file.
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
@@ -222,6 +223,27 @@ describe("EventLog.appendAll", () => {
         disk.disk.bytes.toString(),
         [...turn("first"), ev.turnStarted(), ...messages, ev.completed()].map(lineOf).join("")
       )
+    }).pipe(Effect.provide(nodeLayer())))
+
+  it.effect("onRecorded names each event of the batch with the offset its line starts at in the file", () =>
+    Effect.gen(function*() {
+      const { root } = yield* testRoot
+      const paths = pathsOf(root, "offsets")
+      const log = yield* openLog(root, "offsets")
+      yield* log.appendAll(turn("first"))
+      const messages = Array.from({ length: 1_500 }, (_, i) => ev.msg(`message ${i} ${"z".repeat(i % 50)}`, `m${i}`))
+      const batch = [ev.turnStarted(), ...messages, ev.completed()]
+      const seen: Array<readonly [number, number]> = []
+      yield* log.appendAll(batch, (index, offset) => seen.push([index, offset]))
+      const bytes = assertDiskConsistent(paths).disk.bytes
+      assert.deepStrictEqual(seen.map(([index]) => index), batch.map((_, i) => i))
+      let expected = Buffer.byteLength(turn("first").map(lineOf).join(""))
+      for (const [index, offset] of seen) {
+        const line = lineOf(batch[index] ?? ev.completed())
+        assert.strictEqual(offset, expected)
+        assert.strictEqual(bytes.subarray(offset, offset + Buffer.byteLength(line)).toString(), line)
+        expected += Buffer.byteLength(line)
+      }
     }).pipe(Effect.provide(nodeLayer())))
 
   it.effect("an empty batch records nothing", () =>

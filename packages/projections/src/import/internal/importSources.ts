@@ -30,13 +30,16 @@ export const COMPANION = "companion file, not a session:"
 /**
  * Files the agents keep beside their sessions, which a directory walk meets and skips on purpose
  * (named in the report, never counted as a source that gave nothing): Claude Code's
- * `subagents/agent-*.meta.json`, Gemini CLI's `logs.json` prompt log, a Cline / Roo Code task's
+ * `subagents/agent-*.meta.json` and `<session>/tool-results/*`, Gemini CLI's `logs.json` prompt log, a Cline / Roo Code task's
  * `api_conversation_history.json` and `task_metadata.json`.
  */
 const companionOf = (path: string): string | undefined => {
   const name = NodePath.basename(path)
   if (name.endsWith(".meta.json") && NodePath.basename(NodePath.dirname(path)) === "subagents") {
     return "Claude Code subagent metadata"
+  }
+  if (NodePath.basename(NodePath.dirname(path)) === "tool-results") {
+    return "Claude Code separated tool result (read with its transcript)"
   }
   if (name === "logs.json") return "Gemini CLI prompt log"
   if (name === "api_conversation_history.json" || name === "task_metadata.json") {

@@ -163,6 +163,12 @@ const sourceNote = (s: SourceReport): string => {
   const notes = [
     s.lines_split > 0 ? `${plural(s.lines_split, "line")} held two records (both kept)` : "",
     s.pending_tail_bytes > 0 ? `unfinished last line (${s.pending_tail_bytes} B) left for later` : "",
+    s.separated_results_read > 0 ? `${plural(s.separated_results_read, "separated tool result")} read back` : "",
+    s.separated_results_missing_count > 0
+      ? `${plural(s.separated_results_missing_count, "separated tool result")} missing, kept as the transcript shows: ${
+        s.separated_results_missing.join(", ")
+      }`
+      : "",
     s.format_version === undefined ? "" : `${s.format ?? "?"} ${s.format_version}`,
     s.reason ?? ""
   ].filter((n) => n.length > 0)

@@ -71,6 +71,40 @@ describe("logbook import", () => {
   )
 
   it.effect(
+    "import auto takes every other real fixture with exit 0, verify clean on each session, and the same again unchanged",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+        const dirs = [
+          "claude-code-project",
+          "claude-code-checks",
+          "gemini-cli",
+          "codex-exec-json",
+          "copilot-cli",
+          "cursor"
+        ]
+          .map((d) => path.join(realdata, d))
+        const first = yield* logbook(["--sessions-dir", dir, "import", "auto", ...dirs])
+        assert.strictEqual(first.exitCode, 0, `${first.stdout}${first.stderr}`)
+        // The Claude Code 2.1.39 project: a Bash result Claude Code moved to tool-results/ is read back.
+        assert.include(first.stdout, "1 separated tool result read back")
+        for (const session of fs.readdirSync(dir).sort()) {
+          const verify = yield* logbook(["--sessions-dir", dir, "verify", session])
+          assert.strictEqual(verify.exitCode, 0, `${session}: ${verify.stdout}${verify.stderr}`)
+        }
+        const before = eventsFiles(dir)
+        const again = yield* logbook(["--sessions-dir", dir, "import", "auto", ...dirs, "--json"])
+        assert.strictEqual(again.exitCode, 0, again.stderr)
+        const report: Report = JSON.parse(again.stdout)
+        assert.strictEqual(report.sessions_created, 0)
+        assert.strictEqual(report.sessions_unchanged, Object.keys(before).length)
+        assert.deepStrictEqual(eventsFiles(dir), before)
+      }),
+    120_000
+  )
+
+  it.effect(
     "an import derives each session's memory view, so facts, search and explain work on the imported sessions",
     () =>
       Effect.gen(function*() {
