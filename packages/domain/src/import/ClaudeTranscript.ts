@@ -21,7 +21,7 @@ import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { claudeBashOutcome, claudeInputDiff, claudeResultDiff } from "./internal/claudeTools.ts"
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
-import { failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { completedItems, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
 import { labelVerification } from "./internal/toolEvidence.ts"
 
 const PendingTool = Schema.Struct({
@@ -99,6 +99,15 @@ export const claudeText = (content: unknown): string => {
 const LOCAL_COMMAND =
   /^\s*<(command-name|command-message|local-command-stdout|local-command-stderr|local-command-caveat)>/u
 
+// Claude Code tells the model in a user record that a background task ended (`<task-id>`,
+// `<output-file>`, `<status>`, `<summary>`): the harness speaking, not the person.
+const TASK_NOTIFICATION = /^\s*<task-notification>/u
+
+const tagText = (text: string, tag: string): string | undefined => {
+  const found = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, "u").exec(text)?.[1]?.trim()
+  return found === undefined || found.length === 0 ? undefined : found
+}
+
 /** Whether a `user` record is a prompt (docs/import.md#claude-code-transcripts). */
 export const isClaudePrompt = (record: unknown): boolean => {
   if (str(record, "type") !== "user") return false
@@ -107,7 +116,7 @@ export const isClaudePrompt = (record: unknown): boolean => {
   if (Array.isArray(content) && content.some((b) => str(b, "type") === "tool_result")) return false
   const text = claudeText(content)
   if (text.trim().length === 0) return false
-  if (LOCAL_COMMAND.test(text)) return false
+  if (LOCAL_COMMAND.test(text) || TASK_NOTIFICATION.test(text)) return false
   return !text.startsWith("[Request interrupted by user")
 }
 
@@ -323,6 +332,20 @@ const onUser = (state: ClaudeTranscriptState, record: unknown, ts: string): MapS
   if (text.startsWith("[Request interrupted by user")) {
     const failed = failTurn(state.cursor, "interrupted by the user")
     return { state: { ...state, cursor: failed.cursor, messageUsage: {} }, events: failed.events }
+  }
+  if (TASK_NOTIFICATION.test(text)) {
+    const task = tagText(text, "task-id")
+    const path = tagText(text, "output-file")
+    const status = tagText(text, "status")
+    const { cursor, events } = completedItems(state.cursor, ts, [{
+      type: "harness",
+      event: "background_subprocess_completed",
+      message: tagText(text, "summary") ?? text.trim(),
+      ...(task === undefined ? {} : { task_id: task }),
+      ...(path === undefined ? {} : { path }),
+      ...(status === undefined ? {} : { status })
+    }])
+    return { state: { ...state, cursor }, events }
   }
   if (Array.isArray(content) && content.some((b) => str(b, "type") === "tool_result")) {
     let s = state
