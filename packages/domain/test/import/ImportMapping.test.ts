@@ -7,9 +7,11 @@ import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import {
   claudeTranscriptIdentity,
+  claudeTranscriptMapper,
   codexRolloutIdentity,
   codexRolloutMapper,
   copilotEventsMapper,
+  isClaudePrompt,
   patchChanges
 } from "@logbook/domain"
 
@@ -138,5 +140,38 @@ describe("Copilot CLI mapping", () => {
     })
     const failed = events.flatMap((e) => e.type === "item.completed" && e.item.type === "error" ? [e.item.message] : [])
     assert.deepStrictEqual(failed, ["compaction failed: empty model response"])
+  })
+})
+
+describe("Claude Code mapping", () => {
+  it("a <task-notification> user record is a background-completion harness item of the open turn, not a prompt", () => {
+    const notification = "<task-notification>\n<task-id>be613ab</task-id>\n" +
+      "<output-file>/tmp/claude-1000/tasks/be613ab.output</output-file>\n<status>completed</status>\n" +
+      "<summary>Background command \"Run tests\" completed (exit code 0)</summary>\n</task-notification>\n" +
+      "Read the output file to retrieve the result: /tmp/claude-1000/tasks/be613ab.output"
+    const user = (text: string, uuid: string) => ({
+      type: "user",
+      uuid,
+      sessionId: "s1",
+      timestamp: "2026-02-11T22:11:48.270Z",
+      message: { role: "user", content: text }
+    })
+    assert.isFalse(isClaudePrompt(user(notification, "u2")))
+    let state = claudeTranscriptMapper.initial({ sessionId: "claude-s1", threadId: "claude-s1" })
+    const events: Array<ThreadEvent> = []
+    for (const record of [user("run the tests in the background", "u1"), user(notification, "u2")]) {
+      const step = claudeTranscriptMapper.step(state, record)
+      state = step.state
+      events.push(...step.events)
+    }
+    assert.strictEqual(events.filter((e) => e.type === "turn.started").length, 1)
+    const harness = events.flatMap((e) => e.type === "item.completed" && e.item.type === "harness" ? [e.item] : [])
+    assert.deepInclude(harness[0], {
+      event: "background_subprocess_completed",
+      task_id: "be613ab",
+      path: "/tmp/claude-1000/tasks/be613ab.output",
+      status: "completed",
+      message: "Background command \"Run tests\" completed (exit code 0)"
+    })
   })
 })
