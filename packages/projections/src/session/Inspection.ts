@@ -185,6 +185,8 @@ export interface InspectOptions {
    * called when no rescan runs (`scan` undefined in the result).
    */
   readonly onLine?: ((line: RawLine, classified: Classified) => void) | undefined
+  /** `false`: the lock is not probed and `live` is false (a reader that never looks at it); default true. */
+  readonly probeLock?: boolean | undefined
 }
 
 const PROGRESS_STEP = 8 * 1024 * 1024
@@ -464,11 +466,11 @@ const prepare = <E, R>(source: SessionSource<E, R>): Loaded<E, R> => {
   }
 }
 
-const load = (sessionsDir: string, sessionId: string) =>
+const load = (sessionsDir: string, sessionId: string, probeLock = true) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const paths = yield* findSession(sessionsDir, sessionId)
-    const live = yield* isSessionLive(paths.dir)
+    const live = probeLock ? yield* isSessionLive(paths.dir) : false
     const manifest = yield* readStored(paths.manifest, decodeManifestText)
     const marker = yield* readStored(paths.marker, decodePendingCapRewriteText)
     const eventsInfo = yield* fs.lstat(paths.events)
@@ -602,7 +604,7 @@ export const inspectSource = <E, R>(
  */
 export const inspectSession = Effect.fn("Inspection.inspectSession")(
   function*(sessionsDir: string, sessionId: string, options: InspectOptions = {}) {
-    const { loaded, paths } = yield* load(sessionsDir, sessionId)
+    const { loaded, paths } = yield* load(sessionsDir, sessionId, options.probeLock !== false)
     const inspection: SessionInspection = yield* inspectLoaded(loaded, options, { paths })
     return inspection
   }

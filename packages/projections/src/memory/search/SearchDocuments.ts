@@ -94,8 +94,24 @@ const recordedText = (event: ThreadEvent): ReadonlyArray<string> => {
 
 const SNIPPET_CHARS = 240
 
-// The stored snippet of a turn (its start), used when the query's words cannot be found again.
-const snippetOf = (text: string): string => snippetAround(text, new Set(), SNIPPET_CHARS)
+const NO_TERMS: ReadonlySet<string> = new Set()
+
+/**
+ * The stored snippet of a turn (its start, `snippetAround` with no words), used when the query's
+ * words cannot be found again. Without words to place it, the snippet depends only on the text's
+ * start: a prefix whose flattened form is longer than the snippet gives the same one, without
+ * flattening a long turn.
+ */
+export const storedSnippet = (text: string): string => {
+  for (let n = 4 * SNIPPET_CHARS; n < text.length; n *= 4) {
+    const head = text.slice(0, n)
+    if (head.replace(/\s+/gu, " ").trim().length >= SNIPPET_CHARS + 2) {
+      return snippetAround(head, NO_TERMS, SNIPPET_CHARS)
+    }
+  }
+  return snippetAround(text, NO_TERMS, SNIPPET_CHARS)
+}
+const snippetOf = storedSnippet
 
 // A hit's turn is re-read from its start offset for at most this many bytes to place its snippet.
 const SNIPPET_SCAN_BYTES = 4 * 1024 * 1024
@@ -251,7 +267,7 @@ const historyRuns = (root: string, name: string) =>
       const note = noteOf(line, classified)
       if (note !== undefined) notes.push(note)
     }
-    const inspection = yield* inspectSession(root, name, { problems: false, onLine: collect })
+    const inspection = yield* inspectSession(root, name, { problems: false, onLine: collect, probeLock: false })
     const entries = [...inspection.effectiveEntries].sort((a, b) => a.start_offset - b.start_offset)
     const path = inspection.paths.events
     const fileLen = inspection.fileLen

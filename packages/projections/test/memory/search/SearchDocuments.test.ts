@@ -7,10 +7,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
-import { encodeLine } from "@logbook/domain"
+import { encodeLine, snippetAround } from "@logbook/domain"
 import { appendAll, nodeLayer, openLog, plantSession, sessionsRoot } from "@logbook/testkit"
 import { Effect, Schema, Stream } from "effect"
-import { sessionHistoryDocuments, sessionSearchDocuments } from "../../../src/memory/search/SearchDocuments.ts"
+import {
+  sessionHistoryDocuments,
+  sessionSearchDocuments,
+  storedSnippet
+} from "../../../src/memory/search/SearchDocuments.ts"
 
 const context = { task_id: "t", turn_id: "u", actor_id: "a", timestamp: "2026-01-02T03:04:05Z" }
 const usage = { input_tokens: 1, cached_input_tokens: 0, cache_creation_tokens: 0, output_tokens: 1 }
@@ -104,4 +108,17 @@ describe("history documents of the search build", () => {
       const docs = yield* sameDocuments(root, "s1")
       assert.strictEqual(docs, 3)
     }).pipe(Effect.scoped, Effect.provide(nodeLayer())))
+})
+
+describe("stored snippets", () => {
+  const Piece = Schema.Literals(["word ", "  ", "\n\t", "é", "\ud83d\ude00", "x", " \u00a0 ", "long".repeat(40)])
+  it.prop(
+    "the snippet from a prefix equals the snippet of the whole text",
+    [Schema.Array(Piece).check(Schema.isMaxLength(400))],
+    ([pieces]) => {
+      const text = pieces.join("")
+      assert.strictEqual(storedSnippet(text), snippetAround(text, new Set(), 240))
+    },
+    { arbitrary: { runs: 300 } }
+  )
 })
