@@ -192,9 +192,9 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
     const root = absolutePath(sessionsDir)
     const rootInfo = yield* fs.lstat(root)
     if (Option.isNone(rootInfo)) return { sessionsDir: root, sessions: [], unreadable: [] } satisfies SessionListing
-    const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
-    const dirs = yield* fs.lstatMany(names.map((name) => childPath(root, name)))
-    const candidates = names.filter((_, i) => dirs[i]?.type === "Directory")
+    // The entries' types come with the listing: no lstat per session directory.
+    const candidates = (yield* fs.listDirTypes(root)).filter((e) => !e.name.startsWith(".") && e.type === "Directory")
+      .map((e) => e.name)
     const manifestOf = (name: string) => childPath(root, name, "manifest.json")
     const manifests = yield* fs.lstatMany(candidates.map(manifestOf)).pipe(
       // One unreadable entry fails the batch: then each is asked alone, and only it is unreadable.

@@ -15,7 +15,7 @@ export const checkedAbsolute = (path: string): string => {
   if (path.length === 0) {
     throw new FsRefusal("EINVAL", "empty path")
   }
-  if (path.split(/[\\/]/).includes("..")) {
+  if (path.includes("..") && path.split(/[\\/]/).includes("..")) {
     throw new FsRefusal("EINVAL", "path contains a '..' component")
   }
   return resolve(path)
