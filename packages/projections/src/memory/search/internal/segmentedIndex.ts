@@ -699,17 +699,20 @@ export const readPacked = (segment: OpenSegment) =>
       if (entries === undefined) return yield* corrupt(segment, "readTerms", "dictionary block fails its checksum")
       for (const entry of entries) {
         const postings = yield* readPostings(segment, entry)
-        const kept: Array<number> = []
+        // Written straight into a typed array (a plain array of pairs took twice the memory).
+        const kept = new Int32Array((postings.length / 3) * 2)
+        let w = 0
         for (let i = 0; i < postings.length; i += 3) {
           const nd = remap[postings[i] ?? 0] ?? -1
           if (nd < 0) continue
           docLength[nd] = postings[i + 2] ?? 0
-          kept.push(nd, postings[i + 1] ?? 0)
+          kept[w++] = nd
+          kept[w++] = postings[i + 1] ?? 0
         }
-        if (kept.length === 0) continue
+        if (w === 0) continue
         terms.push(entry.term)
-        lists.push(Int32Array.from(kept))
-        total += kept.length
+        lists.push(w === kept.length ? kept : kept.slice(0, w))
+        total += w
       }
     }
     const termStart = new Int32Array(terms.length + 1)
@@ -849,7 +852,11 @@ export const mergeSegments = (
       if (chosen.length < 2 || docs > Math.min(MAX_MERGE_DOCS, budgetDocs)) break
       const parts: Array<Packed> = []
       for (const s of chosen) parts.push(yield* readPacked(s))
-      const merged = yield* writeSegment(index, concatPacked(parts))
+      const packed = concatPacked(parts)
+      // The parts are garbage once concatenated: not kept alive while the merged segment is encoded
+      // (they are as large as it is; a full build's peak memory was that merge).
+      parts.length = 0
+      const merged = yield* writeSegment(index, packed)
       const gone = new Set(chosen)
       index.segments = index.segments.filter((s) => !gone.has(s))
       index.add(merged)
