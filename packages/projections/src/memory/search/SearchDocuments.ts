@@ -19,6 +19,7 @@ import {
 import type { RawLine, StoreIoError } from "@logbook/store"
 import { absolutePath, childPath, fileSignature, makeLineSplitter, SessionFs } from "@logbook/store"
 import { Effect, Option, Result, Stream } from "effect"
+import { sep } from "node:path"
 import { readEventRecords } from "../../session/EventStream.ts"
 import { inspectSession } from "../../session/Inspection.ts"
 import { turnedEvents } from "../../session/internal/turnedEvents.ts"
@@ -36,8 +37,22 @@ export const utf8 = new TextDecoder("utf-8")
  * The file a session's documents of a scope come from. `root` is already absolute and `name` a direct child: the same paths as `pathsForDir` gives
  * (`memoryViewPath` / `events`), built with one join because a root scan makes thousands.
  */
-export const sourcePath = (root: string, name: string, scope: SearchScope): string =>
-  scope === "facts" ? childPath(root, name, "derived", "memory.json") : childPath(root, name, "events.jsonl")
+export const sourcePath = (root: string, name: string, scope: SearchScope): string => {
+  // A normal root and a plain child name join to themselves: one string, no normalisation pass.
+  if (isPlainRoot(root) && isPlainName(name)) {
+    return `${root}/${name}/${scope === "facts" ? "derived/memory.json" : "events.jsonl"}`
+  }
+  return scope === "facts" ? childPath(root, name, "derived", "memory.json") : childPath(root, name, "events.jsonl")
+}
+
+// What `NodePath.join` leaves as it is: an absolute POSIX path without empty, `.` or `..`
+// components and without a trailing separator.
+const isPlainRoot = (root: string): boolean =>
+  sep === "/" && root.length > 1 && root.startsWith("/") && !root.endsWith("/") && !root.endsWith("/.") &&
+  !root.endsWith("/..") && !root.includes("//") && !root.includes("/./") && !root.includes("/../") &&
+  !root.includes("\\")
+const isPlainName = (name: string): boolean =>
+  name.length > 0 && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\")
 
 export const factDocs = (bytes: Uint8Array): Array<IndexDoc> | undefined => {
   const read = readMemoryFactsText(utf8.decode(bytes))

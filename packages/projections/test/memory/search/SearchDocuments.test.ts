@@ -8,11 +8,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import type { ThreadEvent } from "@logbook/domain"
 import { encodeLine, snippetAround } from "@logbook/domain"
+import { childPath } from "@logbook/store"
 import { appendAll, nodeLayer, openLog, plantSession, sessionsRoot } from "@logbook/testkit"
 import { Effect, Schema, Stream } from "effect"
 import {
   sessionHistoryDocuments,
   sessionSearchDocuments,
+  sourcePath,
   storedSnippet
 } from "../../../src/memory/search/SearchDocuments.ts"
 
@@ -120,5 +122,21 @@ describe("stored snippets", () => {
       assert.strictEqual(storedSnippet(text), snippetAround(text, new Set(), 240))
     },
     { arbitrary: { runs: 300 } }
+  )
+})
+
+describe("source paths", () => {
+  const Piece = Schema.Literals(["/", "a", ".", "..", "b.c", "//", "\\", "é"])
+  it.prop(
+    "joined by hand exactly as childPath joins them",
+    [Schema.Array(Piece).check(Schema.isMaxLength(8)), Schema.Array(Piece).check(Schema.isMaxLength(3))],
+    ([rootPieces, namePieces]) => {
+      const root = `/${rootPieces.join("")}`
+      const name = namePieces.join("")
+      if (name.length === 0) return
+      assert.strictEqual(sourcePath(root, name, "history"), childPath(root, name, "events.jsonl"))
+      assert.strictEqual(sourcePath(root, name, "facts"), childPath(root, name, "derived", "memory.json"))
+    },
+    { arbitrary: { runs: 500 } }
   )
 })

@@ -57,6 +57,9 @@ export const MAX_SEGMENTS = 16
 export const MAX_MERGE_DOCS = 65_536
 
 const EPS = 1e-9
+// Bytes of a segment's tail read to open it: the footer and, for segments of up to tens of
+// thousands of documents, the header too.
+const HEADER_READ = 256 * 1024
 
 const Manifest = Schema.Struct({
   format: Schema.Literal("logbook-search-manifest"),
@@ -191,10 +194,15 @@ const readHeader = (index: SegmentedIndex, file: string) =>
     const info = yield* fs.lstat(path)
     if (Option.isNone(info) || info.value.type !== "File") return undefined
     const size = info.value.size
+    // One read of the file's tail holds the footer and, usually, the whole header.
+    const tailStart = Math.max(0, size - HEADER_READ)
+    const tail = yield* fs.readRange(path, tailStart, size)
     const [from, to] = footerRange(size)
-    const footer = headerLength(yield* fs.readRange(path, from, to))
+    const footer = headerLength(tail.subarray(from - tailStart, to - tailStart))
     if (footer === undefined || footer.length > from) return undefined
-    const bytes = yield* fs.readRange(path, from - footer.length, from)
+    const bytes = from - footer.length >= tailStart
+      ? tail.subarray(from - footer.length - tailStart, from - tailStart)
+      : yield* fs.readRange(path, from - footer.length, from)
     return decodeHeader(index.scope, size, bytes, footer.crc)
   }).pipe(Effect.catch(() => Effect.succeed(undefined)))
 
