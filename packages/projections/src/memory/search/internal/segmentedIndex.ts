@@ -363,8 +363,10 @@ const readSnippet = (segment: OpenSegment, d: number, cache: Map<string, Readonl
 /**
  * Ranks `query` over the live documents of every segment: exactly the scores and order of a
  * full BM25 scoring of one index holding the same documents (statistics over live documents,
- * contributions summed in query order, the recency multiplier, ties by chunk id). Document
- * fields are read only for candidates whose score bound can still enter the top k.
+ * contributions summed in query order, the recency multiplier, ties by chunk id). Common terms
+ * are only looked up for the candidates of the rare ones once nothing else can reach the top k
+ * (`prunedCandidates`); document fields are read only for candidates whose score bound can still
+ * enter the top k.
  */
 export const searchSegments = (index: SegmentedIndex, query: string, options: QueryOptions) =>
   Effect.gen(function*() {
