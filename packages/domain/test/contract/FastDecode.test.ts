@@ -53,7 +53,8 @@ const mutate = (value: unknown, edits: ReadonlyArray<readonly [number, number]>)
     const slots = slotsOf(value)
     const slot = slots[at % Math.max(1, slots.length)]
     if (slot === undefined) continue
-    const replacement = REPLACEMENTS[choice % REPLACEMENTS.length]
+    // A fresh copy each time: a shared array or object could otherwise end up inside itself.
+    const replacement = structuredClone(REPLACEMENTS[choice % REPLACEMENTS.length])
     if (Array.isArray(slot.parent)) slot.parent[Number(slot.key)] = replacement ?? null
     else if (replacement === undefined) delete slot.parent[slot.key]
     else slot.parent[slot.key] = replacement
