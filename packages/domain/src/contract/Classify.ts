@@ -15,6 +15,7 @@ import {
   parseJsonOrUndefined,
   trimWhitespace
 } from "../internal/jsonText.ts"
+import { decodeLifecycleFast } from "./FastDecode.ts"
 import type { LifecycleKind } from "./LifecycleKind.ts"
 import { lifecycleKindOf } from "./LifecycleKind.ts"
 import type { VersionedThreadEvent } from "./ThreadEvent.ts"
@@ -53,7 +54,7 @@ const tooDeepError = (): Schema.SchemaError =>
 export const classifyLine = (line: Uint8Array | string): LineClass => classifyWithValue(line).cls
 
 /** A line's class, and for a Counted line without its envelope, the trimmed text and its parsed JSON. */
-interface Classified {
+export interface Classified {
   readonly cls: LineClass
   readonly text?: string
   readonly value?: unknown
@@ -61,7 +62,12 @@ interface Classified {
 
 const SKIPPED: Classified = { cls: SKIP }
 
-const classifyWithValue = (line: Uint8Array | string): Classified => {
+/**
+ * {@link classifyLine}, plus, for a Counted line whose class carries no envelope, the trimmed
+ * text and its plain `JSON.parse` value: for readers that decode only some lines themselves (the
+ * search build's `decodeTextEventFast`) and must not parse any line twice.
+ */
+export const classifyWithValue = (line: Uint8Array | string): Classified => {
   const text = typeof line === "string" ? line : decodeUtf8(line)
   if (text === undefined) return SKIPPED
   const trimmed = trimWhitespace(text)
@@ -79,8 +85,11 @@ const classifyWithValue = (line: Uint8Array | string): Classified => {
   if (lifecycle === "turn_completed" && !isJsonObject(event.usage)) return SKIPPED
   // What the readers cannot decode (JSON nested too deep for them) must not open or close a turn.
   if (exceedsJsonDepth(trimmed)) return SKIPPED
-  // Full decoding sees u64 literals beyond u64's maximum as such (rejected), like `decodeLineText`.
-  const decoded = decodeEnvelope(exactJsonValue(trimmed, value))
+  // The common shapes decode without the Schema (the fast decoder refuses every number the exact
+  // parse could read differently); full decoding sees u64 literals beyond u64's maximum as such
+  // (rejected), like `decodeLineText`.
+  const fast = decodeLifecycleFast(value)
+  const decoded = fast !== undefined ? Result.succeed(fast) : decodeEnvelope(exactJsonValue(trimmed, value))
   return { cls: Result.isSuccess(decoded) ? { _tag: "Counted", type, lifecycle, envelope: decoded.success } : SKIP }
 }
 
@@ -155,14 +164,25 @@ export const classifyAndDecodeLine = (line: Uint8Array | string): {
   readonly cls: LineClass
   readonly decoded: Result.Result<VersionedThreadEvent, Schema.SchemaError> | undefined
 } => {
-  const { cls, text, value } = classifyWithValue(line)
+  const classified = classifyWithValue(line)
+  return { cls: classified.cls, decoded: decodeClassified(classified) }
+}
+
+/**
+ * The full decoding of a line {@link classifyWithValue} classified, as {@link classifyAndDecodeLine}
+ * gives it: `undefined` when the class carries its envelope (or the line is skipped), else the
+ * Schema's decoding of the exact JSON value.
+ */
+export const decodeClassified = (
+  classified: Classified
+): Result.Result<VersionedThreadEvent, Schema.SchemaError> | undefined => {
+  const { text, value } = classified
   // A line nested too deep for the recursive readers is undecodable (it still counts in the scan).
-  const decoded = text === undefined
+  return text === undefined
     ? undefined
     : exceedsJsonDepth(text)
     ? Result.fail(tooDeepError())
     : decodeEnvelope(exactJsonValue(text, value))
-  return { cls, decoded }
 }
 
 /**

@@ -6,6 +6,7 @@
 export { exceedsJsonDepth, MAX_JSON_DEPTH } from "../internal/jsonText.ts"
 export * from "./Classify.ts"
 export * from "./Encode.ts"
+export * from "./FastDecode.ts"
 export * from "./LifecycleKind.ts"
 export * from "./MatrixSnapshot.ts"
 export * from "./MatrixSpec.ts"

@@ -113,6 +113,8 @@ export const locateTurnIn = (table: TurnTable, retainedTurnBase: number, turn: n
 
 /** Entries per block of a {@link TurnColumns}: growing never copies more than one block. */
 const BLOCK = 4096
+// Entries of a new block before it first grows.
+const FIRST_BLOCK = 64
 /** Numbers kept per entry: turn number, start, end, event count, the timestamp's epoch ms. */
 const FIELDS = 5
 /** How an entry's `ts` is kept: rebuilt from its epoch ms in either of the two RFC 3339 forms the store writes, or kept as text. */
@@ -171,9 +173,22 @@ export class TurnColumns implements TurnTable {
   pushFields(turn: number, start: number, end: number, eventCount: number, ts: string): void {
     const i = this.size
     const b = i >>> 12
+    const slot = i & (BLOCK - 1)
     if (b === this.numbers.length) {
-      this.numbers.push(new Float64Array(BLOCK * FIELDS))
-      this.forms.push(new Uint8Array(BLOCK))
+      // Blocks start small and double up to BLOCK entries: most sessions have a few dozen turns,
+      // and a search build makes one table per session.
+      this.numbers.push(new Float64Array(FIRST_BLOCK * FIELDS))
+      this.forms.push(new Uint8Array(FIRST_BLOCK))
+    }
+    const held = this.forms[b]
+    if (held !== undefined && slot >= held.length) {
+      const capacity = Math.min(BLOCK, held.length * 2)
+      const grownNumbers = new Float64Array(capacity * FIELDS)
+      grownNumbers.set(this.numbers[b] ?? [])
+      const grownForms = new Uint8Array(capacity)
+      grownForms.set(held)
+      this.numbers[b] = grownNumbers
+      this.forms[b] = grownForms
     }
     const numbers = this.numbers[b]
     const forms = this.forms[b]

@@ -13,6 +13,7 @@
  * decoded to find records that turn reconstruction would silently drop.
  */
 import type {
+  Classified,
   LifecycleKind,
   LineClass,
   LogScan,
@@ -26,6 +27,8 @@ import type {
 } from "@logbook/domain"
 import {
   classifyAndDecodeLine,
+  classifyLine,
+  classifyWithValue,
   decodeLineText,
   decodeManifestText,
   decodePendingCapRewriteText,
@@ -169,6 +172,21 @@ export interface InspectOptions {
   readonly forceScan?: boolean | undefined
   /** Called now and then with bytes scanned and the total, for progress on a terminal. */
   readonly onProgress?: ((bytes: number, total: number) => void) | undefined
+  /**
+   * `false`: a rescan only classifies lines (what the turn index needs) and does not fully decode
+   * every line to report problems, so its blank, malformed and undecodable counts and lists stay
+   * empty and `tornTail` unset. For readers that need only the effective manifest and index (the
+   * search build); default true.
+   */
+  readonly problems?: boolean | undefined
+  /**
+   * With `problems: false`, called with every line a rescan reads and its classification (one
+   * parse shared with the scan), so a reader that needs every line too reads the log once. Not
+   * called when no rescan runs (`scan` undefined in the result).
+   */
+  readonly onLine?: ((line: RawLine, classified: Classified) => void) | undefined
+  /** `false`: the lock is not probed and `live` is false (a reader that never looks at it); default true. */
+  readonly probeLock?: boolean | undefined
 }
 
 const PROGRESS_STEP = 8 * 1024 * 1024
@@ -216,7 +234,9 @@ const scanEvents = <E, R>(
   fileLen: number,
   input: RescanInput,
   now: string,
-  onProgress: ((bytes: number, total: number) => void) | undefined
+  onProgress: ((bytes: number, total: number) => void) | undefined,
+  withProblems: boolean,
+  onLine: InspectOptions["onLine"]
 ): Effect.Effect<SessionScan, E, R> =>
   Effect.gen(function*() {
     const from = provisionalTurnBase(input)
@@ -235,9 +255,17 @@ const scanEvents = <E, R>(
         Stream.runForEachArray((batch) =>
           Effect.sync(() => {
             for (const line of batch) {
-              // One parse per line: the classifier's JSON value also gives the full decoding.
-              const { cls, decoded } = classifyAndDecodeLine(line.bytes)
-              noteProblems(problems, line.offset, line.bytes, checkClassified(line.bytes, cls, decoded))
+              let cls: LineClass
+              if (withProblems) {
+                // One parse per line: the classifier's JSON value also gives the full decoding.
+                const both = classifyAndDecodeLine(line.bytes)
+                cls = both.cls
+                noteProblems(problems, line.offset, line.bytes, checkClassified(line.bytes, cls, both.decoded))
+              } else if (onLine !== undefined) {
+                const classified = classifyWithValue(line.bytes)
+                cls = classified.cls
+                onLine(line, classified)
+              } else cls = classifyLine(line.bytes)
               // The next open terminates an unterminated last line first, so its span gains that byte.
               const end = line.offset + line.bytes.length + (line.bytes[line.bytes.length - 1] === 10 ? 0 : 1)
               scan = scanLine(scan, cls, { start: line.offset, end }, now)
@@ -438,11 +466,11 @@ const prepare = <E, R>(source: SessionSource<E, R>): Loaded<E, R> => {
   }
 }
 
-const load = (sessionsDir: string, sessionId: string) =>
+const load = (sessionsDir: string, sessionId: string, probeLock = true) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     const paths = yield* findSession(sessionsDir, sessionId)
-    const live = yield* isSessionLive(paths.dir)
+    const live = probeLock ? yield* isSessionLive(paths.dir) : false
     const manifest = yield* readStored(paths.manifest, decodeManifestText)
     const marker = yield* readStored(paths.marker, decodePendingCapRewriteText)
     const eventsInfo = yield* fs.lstat(paths.events)
@@ -479,10 +507,24 @@ const load = (sessionsDir: string, sessionId: string) =>
     return { paths, loaded: prepare(source) }
   })
 
-const scanLoaded = <E, R>(loaded: Loaded<E, R>, onProgress: InspectOptions["onProgress"]) =>
+const scanLoaded = <E, R>(
+  loaded: Loaded<E, R>,
+  onProgress: InspectOptions["onProgress"],
+  withProblems = true,
+  onLine: InspectOptions["onLine"] = undefined
+) =>
   Effect.flatMap(
     Clock.currentTimeMillis,
-    (nowMs) => scanEvents(loaded.source.lines, loaded.source.fileLen, loaded.rescan, formatRfc3339(nowMs), onProgress)
+    (nowMs) =>
+      scanEvents(
+        loaded.source.lines,
+        loaded.source.fileLen,
+        loaded.rescan,
+        formatRfc3339(nowMs),
+        onProgress,
+        withProblems,
+        onLine
+      )
   )
 
 /** The view `open` would rebuild from a rescan (domain's `rebuiltManifest`; the events' mtime stands in for "now"). */
@@ -538,7 +580,7 @@ const inspectLoaded = <E, R, X extends object>(
   loaded.freshView !== undefined && options.forceScan !== true
     ? Effect.succeed(assemble(loaded, loaded.freshView, undefined, extra))
     : Effect.map(
-      scanLoaded(loaded, options.onProgress),
+      scanLoaded(loaded, options.onProgress, options.problems !== false, options.onLine),
       (scan) => assemble(loaded, loaded.freshView ?? rebuiltView(loaded, scan), scan, extra)
     )
 
@@ -562,7 +604,7 @@ export const inspectSource = <E, R>(
  */
 export const inspectSession = Effect.fn("Inspection.inspectSession")(
   function*(sessionsDir: string, sessionId: string, options: InspectOptions = {}) {
-    const { loaded, paths } = yield* load(sessionsDir, sessionId)
+    const { loaded, paths } = yield* load(sessionsDir, sessionId, options.probeLock !== false)
     const inspection: SessionInspection = yield* inspectLoaded(loaded, options, { paths })
     return inspection
   }

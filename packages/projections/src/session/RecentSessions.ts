@@ -17,7 +17,7 @@ import {
   SessionFs,
   sessionLockProbe
 } from "@logbook/store"
-import { Effect, Option, Result, Schema } from "effect"
+import { Effect, Option, Result, Schema, UndefinedOr } from "effect"
 
 /** One session of a listing. `id` is the directory name: the identity every command accepts. */
 export interface SessionSummary {
@@ -121,13 +121,43 @@ const CatalogEntry = Schema.Struct({
   }))
 })
 type CatalogEntry = typeof CatalogEntry.Type
-const Catalog = Schema.Struct({
-  format: Schema.Literal("logbook-sessions-catalog"),
-  version: Schema.Literal(1),
-  sessions: Schema.Record(Schema.String, CatalogEntry)
-})
-const decodeCatalog = Schema.decodeUnknownResult(Schema.fromJsonString(Catalog))
+const decodeEntry = Schema.decodeUnknownResult(CatalogEntry)
 const utf8 = new TextDecoder("utf-8")
+const parseJson: (text: string) => unknown = UndefinedOr.liftThrowable((text: string): unknown => JSON.parse(text))
+const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
+
+// The shape `CatalogEntry` decodes, checked field by field (20 000 entries through the Schema cost
+// a third of a listing); an entry that does not pass goes through the Schema.
+const isPlainEntry = (u: unknown): u is CatalogEntry => {
+  if (!isRecord(u) || typeof u.sig !== "string") return false
+  const s = u.summary
+  if (s === null) return true
+  return isRecord(s) && typeof s.session_id === "string" && (s.status === "active" || s.status === "completed") &&
+    typeof s.turn_count === "number" && typeof s.event_count === "number" && typeof s.created_at === "string" &&
+    typeof s.updated_at === "string" && typeof s.in_turn === "boolean"
+}
+
+/**
+ * The catalog's entries, or `undefined` when the file is not a catalog (then it is rebuilt). An
+ * entry that does not decode is left out: its manifest is read again.
+ */
+const decodeCatalog = (text: string): Record<string, CatalogEntry> | undefined => {
+  const value = parseJson(text)
+  if (!isRecord(value) || value.format !== "logbook-sessions-catalog" || value.version !== 1) return undefined
+  const sessions = value.sessions
+  if (!isRecord(sessions)) return undefined
+  const out: Record<string, CatalogEntry> = {}
+  for (const name of Object.keys(sessions)) {
+    const entry = sessions[name]
+    if (isPlainEntry(entry)) out[name] = entry
+    else {
+      const decoded = decodeEntry(entry)
+      if (Result.isSuccess(decoded)) out[name] = decoded.success
+    }
+  }
+  return out
+}
 
 const catalogFields = (m: Manifest): NonNullable<CatalogEntry["summary"]> => ({
   session_id: m.session_id,
@@ -162,14 +192,15 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
     const root = absolutePath(sessionsDir)
     const rootInfo = yield* fs.lstat(root)
     if (Option.isNone(rootInfo)) return { sessionsDir: root, sessions: [], unreadable: [] } satisfies SessionListing
-    const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
-    const dirs = yield* fs.lstatMany(names.map((name) => childPath(root, name)))
-    const candidates = names.filter((_, i) => dirs[i]?.type === "Directory")
-    const manifests = yield* fs.lstatMany(candidates.map((name) => pathsForDir(root, name).manifest)).pipe(
+    // The entries' types come with the listing: no lstat per session directory.
+    const candidates = (yield* fs.listDirTypes(root)).filter((e) => !e.name.startsWith(".") && e.type === "Directory")
+      .map((e) => e.name)
+    const manifestOf = (name: string) => childPath(root, name, "manifest.json")
+    const manifests = yield* fs.lstatMany(candidates.map(manifestOf)).pipe(
       // One unreadable entry fails the batch: then each is asked alone, and only it is unreadable.
       Effect.catch(() =>
         Effect.forEach(candidates, (name) =>
-          fs.lstat(pathsForDir(root, name).manifest).pipe(
+          fs.lstat(manifestOf(name)).pipe(
             Effect.map(Option.getOrUndefined),
             Effect.catch(() => Effect.succeed(undefined))
           ))
@@ -180,9 +211,9 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
       Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
     )
     const decoded = Option.isNone(catalogBytes) ? undefined : decodeCatalog(utf8.decode(catalogBytes.value))
-    const cached = decoded !== undefined && Result.isSuccess(decoded) ? decoded.success.sessions : {}
+    const cached = decoded ?? {}
     const next: Record<string, CatalogEntry> = {}
-    let dirty = decoded === undefined || Result.isFailure(decoded)
+    let dirty = decoded === undefined
     const found: Array<{ readonly name: string; readonly fields: NonNullable<CatalogEntry["summary"]> }> = []
     const unreadable: Array<string> = []
     for (let i = 0; i < candidates.length; i++) {
@@ -198,7 +229,7 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
       let entry: CatalogEntry
       if (hit !== undefined && hit.sig === sig) entry = hit
       else {
-        const manifest = yield* loadManifestCached(pathsForDir(root, name).manifest, info).pipe(
+        const manifest = yield* loadManifestCached(manifestOf(name), info).pipe(
           Effect.catch(() => Effect.succeed(Option.none<Manifest>()))
         )
         entry = { sig, summary: Option.isNone(manifest) ? null : catalogFields(manifest.value) }
@@ -215,11 +246,21 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
         JSON.stringify({ format: "logbook-sessions-catalog", version: 1, sessions: next })
       ).pipe(Effect.catch((e) => Effect.logDebug(`sessions catalog not saved: ${e.message}`)))
     }
-    // Ordered on what the catalog holds; only the sessions listed are probed for locks and pins.
-    const bare = found.map(({ fields, name }) => summaryOf(name, fieldsManifest(fields), false, false))
-    bare.sort(compareRecency)
+    // Ordered on what the catalog holds (each timestamp parsed once: `compareRecency`'s order);
+    // only the sessions listed are probed for locks and pins.
+    const keyed = found.map(({ fields, name }) => ({ name, fields, at: parseRfc3339(fields.updated_at) }))
+    keyed.sort((a, b) => {
+      if (a.at !== undefined && b.at !== undefined) {
+        const c = compareInstants(b.at, a.at)
+        if (c !== 0) return c
+      } else if (a.at !== undefined) return -1
+      else if (b.at !== undefined) return 1
+      return a.name < b.name ? -1 : a.name > b.name ? 1 : 0
+    })
     const limit = options.limit
-    const limited = limit === undefined ? bare : bare.slice(0, Math.max(0, limit))
+    const limited = (limit === undefined ? keyed : keyed.slice(0, Math.max(0, limit))).map(({ fields, name }) =>
+      summaryOf(name, fieldsManifest(fields), false, false)
+    )
     const sessions: Array<SessionSummary> = []
     for (const s of limited) {
       const paths = pathsForDir(root, s.id)

@@ -74,5 +74,15 @@ describe("sessions catalog", () => {
       fs.writeFileSync(path.join(root, sessionsCatalogName), "{not json")
       assert.deepStrictEqual(yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh())), truth)
       assert.doesNotThrow(() => JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8")))
+      // A damaged entry (a count that is not a number, a status outside the schema) is not trusted:
+      // its manifest is read again, the other entries still serve.
+      const good = JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8"))
+      good.sessions["s29"].summary.turn_count = "many"
+      good.sessions["s28"].summary.status = "sleeping"
+      fs.writeFileSync(path.join(root, sessionsCatalogName), JSON.stringify(good))
+      assert.deepStrictEqual(yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh())), truth)
+      const repaired = JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8"))
+      assert.strictEqual(repaired.sessions["s29"].summary.turn_count, 7)
+      assert.strictEqual(repaired.sessions["s28"].summary.status, "completed")
     }))
 })

@@ -166,6 +166,17 @@ export interface SessionFsApi {
   readonly lstatMany: (paths: ReadonlyArray<string>) => Effect.Effect<Array<FileInfo | undefined>, StoreIoError>
   /** Sorted names of a directory's direct children; a symlinked directory is refused (`ELOOP`). */
   readonly listDir: (path: string) => Effect.Effect<ReadonlyArray<string>, StoreIoError>
+  /**
+   * {@link SessionFsApi.listDir} with each child's type (an `lstat` of the child, never followed):
+   * taken from the directory entries where the file system records it, so a scan of a sessions
+   * root does not `lstat` every session directory; `undefined` when the child vanished meanwhile.
+   */
+  readonly listDirTypes: (
+    path: string
+  ) => Effect.Effect<
+    ReadonlyArray<{ readonly name: string; readonly type: FileInfo["type"] | undefined }>,
+    StoreIoError
+  >
   /** `rename(2)`; not followed by a directory fsync. */
   readonly rename: (from: string, to: string) => Effect.Effect<void, StoreIoError>
   /** Unlinks a regular file or symlink (never its target); `false` when missing; a directory fails `EISDIR`. */

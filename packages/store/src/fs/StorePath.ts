@@ -24,4 +24,4 @@ export const childPath = (parent: string, ...names: ReadonlyArray<string>): stri
   hasDotDot(parent) ? [parent, ...names].join(NodePath.sep) : NodePath.join(parent, ...names)
 
 /** Whether `path` has a `..` component (either separator). */
-export const hasDotDot = (path: string): boolean => path.split(/[\\/]/).includes("..")
+export const hasDotDot = (path: string): boolean => path.includes("..") && path.split(/[\\/]/).includes("..")

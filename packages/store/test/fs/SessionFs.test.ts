@@ -5,6 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { tempDir as makeTempDir } from "@logbook/testkit"
 import { Effect, Option, Stream } from "effect"
+import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -211,6 +212,23 @@ describe("SessionFs", () => {
         assert.deepStrictEqual(yield* sfs.listDir(root), ["a", "b", "c"])
         fs.symlinkSync(path.join(root, "a"), path.join(root, "link"))
         const error = yield* Effect.flip(sfs.listDir(path.join(root, "link")))
+        assert.strictEqual(error.code, "ELOOP")
+      }).pipe(Effect.provide(SessionFs.layerNode)))
+
+    it.effect("listDirTypes gives each child's type as lstat does, sorted, and refuses a symlinked directory", () =>
+      Effect.gen(function*() {
+        const root = yield* tempDir
+        const sfs = yield* SessionFs
+        fs.mkdirSync(path.join(root, "d"))
+        fs.writeFileSync(path.join(root, "f"), "x")
+        fs.symlinkSync(path.join(root, "d"), path.join(root, "c-link"))
+        execFileSync("mkfifo", [path.join(root, "a-fifo")])
+        const entries = yield* sfs.listDirTypes(root)
+        assert.deepStrictEqual(entries.map((e) => e.name), yield* sfs.listDir(root))
+        const lstats = yield* sfs.lstatMany(entries.map((e) => path.join(root, e.name)))
+        assert.deepStrictEqual(entries.map((e) => e.type), lstats.map((info) => info?.type))
+        assert.deepStrictEqual(entries.map((e) => e.type), ["Other", "SymbolicLink", "Directory", "File"])
+        const error = yield* Effect.flip(sfs.listDirTypes(path.join(root, "c-link")))
         assert.strictEqual(error.code, "ELOOP")
       }).pipe(Effect.provide(SessionFs.layerNode)))
 

@@ -14,7 +14,7 @@ import { buildFor, historySnippet, sourcePath, turnTextAt, utf8 } from "./Search
 import type { SearchScope } from "./SearchDocuments.ts"
 export type { IndexDoc as SearchDocument, SearchIndex } from "./internal/searchIndex.ts"
 export type { SegmentedIndex } from "./internal/segmentedIndex.ts"
-import { absolutePath, childPath, fileSignature, SessionFs } from "@logbook/store"
+import { absolutePath, fileSignature, SessionFs } from "@logbook/store"
 import { Clock, Context, Effect, Option, Result } from "effect"
 import { reportSkipped } from "../../session/SkippedSessions.ts"
 import type { Hit, QueryOptions, SessionDocs } from "./internal/searchIndex.ts"
@@ -143,10 +143,10 @@ const scanRoot = (root: string, scope: SearchScope) =>
     const fs = yield* SessionFs
     const rootInfo = yield* fs.lstat(root)
     if (Option.isNone(rootInfo) || rootInfo.value.type !== "Directory") return undefined
-    const names = (yield* fs.listDir(root)).filter((name) => !name.startsWith("."))
-    // One batch of lstats for the entries and one for their source files.
-    const dirs = yield* fs.lstatMany(names.map((name) => childPath(root, name)))
-    const candidates = names.filter((_, i) => dirs[i]?.type === "Directory")
+    // The entries' types come with the listing (no lstat per session directory); one batch of
+    // lstats for their source files.
+    const candidates = (yield* fs.listDirTypes(root)).filter((e) => !e.name.startsWith(".") && e.type === "Directory")
+      .map((e) => e.name)
     const sources = yield* fs.lstatMany(candidates.map((name) => sourcePath(root, name, scope)))
     const sessions: Array<{ name: string; sig: string; size: number }> = []
     for (let i = 0; i < candidates.length; i++) {

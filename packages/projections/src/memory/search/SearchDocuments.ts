@@ -4,12 +4,24 @@
  * messages, plans, decisions, commands, paths, errors), redacted — and where they come from. The
  * fleet builds its search tables from the same functions, so both rank exactly the same text.
  */
-import type { ThreadEvent } from "@logbook/domain"
-import { distinctTokens, parseRfc3339, readMemoryFactsText, redactSecrets, snippetAround } from "@logbook/domain"
-import type { StoreIoError } from "@logbook/store"
-import { absolutePath, childPath, fileSignature, SessionFs } from "@logbook/store"
+import type { Classified, ThreadEvent } from "@logbook/domain"
+import {
+  classifyWithValue,
+  decodeClassified,
+  decodeTextEventFast,
+  distinctTokens,
+  exceedsJsonDepth,
+  parseRfc3339,
+  readMemoryFactsText,
+  redactSecrets,
+  snippetAround
+} from "@logbook/domain"
+import type { RawLine, StoreIoError } from "@logbook/store"
+import { absolutePath, childPath, fileSignature, makeLineSplitter, SessionFs } from "@logbook/store"
 import { Effect, Option, Result, Stream } from "effect"
+import { sep } from "node:path"
 import { readEventRecords } from "../../session/EventStream.ts"
+import { inspectSession } from "../../session/Inspection.ts"
 import { turnedEvents } from "../../session/internal/turnedEvents.ts"
 import { reportSkipped } from "../../session/SkippedSessions.ts"
 import type { IndexDoc } from "./internal/searchIndex.ts"
@@ -25,8 +37,22 @@ export const utf8 = new TextDecoder("utf-8")
  * The file a session's documents of a scope come from. `root` is already absolute and `name` a direct child: the same paths as `pathsForDir` gives
  * (`memoryViewPath` / `events`), built with one join because a root scan makes thousands.
  */
-export const sourcePath = (root: string, name: string, scope: SearchScope): string =>
-  scope === "facts" ? childPath(root, name, "derived", "memory.json") : childPath(root, name, "events.jsonl")
+export const sourcePath = (root: string, name: string, scope: SearchScope): string => {
+  // A normal root and a plain child name join to themselves: one string, no normalisation pass.
+  if (isPlainRoot(root) && isPlainName(name)) {
+    return `${root}/${name}/${scope === "facts" ? "derived/memory.json" : "events.jsonl"}`
+  }
+  return scope === "facts" ? childPath(root, name, "derived", "memory.json") : childPath(root, name, "events.jsonl")
+}
+
+// What `NodePath.join` leaves as it is: an absolute POSIX path without empty, `.` or `..`
+// components and without a trailing separator.
+const isPlainRoot = (root: string): boolean =>
+  sep === "/" && root.length > 1 && root.startsWith("/") && !root.endsWith("/") && !root.endsWith("/.") &&
+  !root.endsWith("/..") && !root.includes("//") && !root.includes("/./") && !root.includes("/../") &&
+  !root.includes("\\")
+const isPlainName = (name: string): boolean =>
+  name.length > 0 && name !== "." && name !== ".." && !name.includes("/") && !name.includes("\\")
 
 export const factDocs = (bytes: Uint8Array): Array<IndexDoc> | undefined => {
   const read = readMemoryFactsText(utf8.decode(bytes))
@@ -83,8 +109,24 @@ const recordedText = (event: ThreadEvent): ReadonlyArray<string> => {
 
 const SNIPPET_CHARS = 240
 
-// The stored snippet of a turn (its start), used when the query's words cannot be found again.
-const snippetOf = (text: string): string => snippetAround(text, new Set(), SNIPPET_CHARS)
+const NO_TERMS: ReadonlySet<string> = new Set()
+
+/**
+ * The stored snippet of a turn (its start, `snippetAround` with no words), used when the query's
+ * words cannot be found again. Without words to place it, the snippet depends only on the text's
+ * start: a prefix whose flattened form is longer than the snippet gives the same one, without
+ * flattening a long turn.
+ */
+export const storedSnippet = (text: string): string => {
+  for (let n = 4 * SNIPPET_CHARS; n < text.length; n *= 4) {
+    const head = text.slice(0, n)
+    if (head.replace(/\s+/gu, " ").trim().length >= SNIPPET_CHARS + 2) {
+      return snippetAround(head, NO_TERMS, SNIPPET_CHARS)
+    }
+  }
+  return snippetAround(text, NO_TERMS, SNIPPET_CHARS)
+}
+const snippetOf = storedSnippet
 
 // A hit's turn is re-read from its start offset for at most this many bytes to place its snippet.
 const SNIPPET_SCAN_BYTES = 4 * 1024 * 1024
@@ -169,8 +211,125 @@ const historyDocStream = (root: string, name: string) =>
 export const sessionHistoryDocuments = (sessionsDir: string, name: string) =>
   historyDocStream(absolutePath(sessionsDir), name)
 
+// Item types whose completion adds text to its turn (see `recordedText`); every other line is quiet.
+// **Gotchas**: keep in step with `recordedText`: a type missing here would lose its text.
+const TEXT_ITEMS: ReadonlySet<string> = new Set([
+  "agent_message",
+  "plan",
+  "decision",
+  "command_execution",
+  "file_change",
+  "harness",
+  "error"
+])
+
+const mayAddText = (type: string, value: unknown): boolean => {
+  // The event types `recordedText` reads (turn.started and turn.failed come decoded, as lifecycle lines).
+  if (type === "error" || type === "turn.blocked" || type === "turn.started" || type === "turn.failed") return true
+  if (type !== "item.completed" || typeof value !== "object" || value === null || !("event" in value)) return false
+  const event = value.event
+  if (typeof event !== "object" || event === null || !("item" in event)) return false
+  const item = event.item
+  // An item without a string type does not decode: a quiet line (decoded only if it could open a run).
+  return typeof item === "object" && item !== null && "type" in item && typeof item.type === "string" &&
+    TEXT_ITEMS.has(item.type)
+}
+
+/** The decoded event of a Counted line without its envelope: the fast decoder, else the Schema. */
+const eventOfLine = (classified: Classified): ThreadEvent | undefined => {
+  const { text, value } = classified
+  if (text !== undefined && !exceedsJsonDepth(text)) {
+    const fast = decodeTextEventFast(value)
+    if (fast !== undefined) return fast
+  }
+  const decoded = decodeClassified(classified)
+  return decoded !== undefined && Result.isSuccess(decoded) ? decoded.success.event : undefined
+}
+
+// One line of the log as the build needs it: its span and, for an event, its text parts; a quiet
+// line (Counted, adds no text, not decoded) has no parts.
+interface LineNote {
+  readonly offset: number
+  readonly length: number
+  readonly parts: ReadonlyArray<string> | undefined
+}
+
+const noteOf = (line: RawLine, classified: Classified): LineNote | undefined => {
+  const cls = classified.cls
+  if (cls._tag === "Skip") return undefined
+  const span = { offset: line.offset, length: line.bytes.length }
+  if (cls.envelope === undefined && !mayAddText(cls.type, classified.value)) return { ...span, parts: undefined }
+  const event = cls.envelope !== undefined ? cls.envelope.event : eventOfLine(classified)
+  // An undecodable line is no record of the stream: dropped, as a blank one.
+  if (event === undefined) return undefined
+  return { ...span, parts: historyText(event).filter((part) => part.length > 0) }
+}
+
+/**
+ * The runs of {@link historyDocStream}, computed from one read of the log without fully decoding
+ * every line: each line is classified (one `JSON.parse`, shared with the inspection's rescan when
+ * one runs), a line that can add text is decoded by the fast decoder (the Schema when it is
+ * unsure), and a quiet line — one whose type adds no text — is decoded only when its decodability
+ * matters, that is when it would open a new run (in a log Logbook wrote, never: a turn opens with
+ * its `turn.started`). A line counts exactly when the stream's `logRecordOf` would make it an
+ * `Event`, so the runs are the same (a test compares them).
+ */
+const historyRuns = (root: string, name: string) =>
+  Effect.gen(function*() {
+    const fs = yield* SessionFs
+    const notes: Array<LineNote> = []
+    const collect = (line: RawLine, classified: Classified): void => {
+      const note = noteOf(line, classified)
+      if (note !== undefined) notes.push(note)
+    }
+    const inspection = yield* inspectSession(root, name, { problems: false, onLine: collect, probeLock: false })
+    const entries = [...inspection.effectiveEntries].sort((a, b) => a.start_offset - b.start_offset)
+    const path = inspection.paths.events
+    const fileLen = inspection.fileLen
+    const docs: Array<IndexDoc> = []
+    if (fileLen === 0 || entries.length === 0) return docs
+    if (inspection.scan === undefined) {
+      // The stored index was trusted (no rescan ran): the lines are read here.
+      const splitter = makeLineSplitter(0)
+      yield* fs.stream(path, { start: 0, end: fileLen }).pipe(
+        Stream.runForEach((chunk) =>
+          Effect.sync(() => {
+            for (const line of splitter.push(chunk)) collect(line, classifyWithValue(line.bytes))
+          })
+        )
+      )
+      for (const line of splitter.end()) collect(line, classifyWithValue(line.bytes))
+    }
+    let next = 0
+    let run: TurnRun | undefined
+    for (const note of notes) {
+      const offset = note.offset
+      while (next < entries.length && (entries[next]?.end_offset ?? 0) <= offset) next++
+      const entry = entries[next]
+      if (entry === undefined || entry.start_offset > offset) continue
+      const sameRun = run !== undefined && run.turn === entry.turn_number
+      let parts = note.parts
+      if (parts === undefined) {
+        if (sameRun) continue
+        // A quiet line that would open a run: it does only if it decodes.
+        const bytes = yield* fs.readRange(path, offset, offset + note.length)
+        const decoded = decodeClassified(classifyWithValue(bytes))
+        if (decoded === undefined || Result.isFailure(decoded)) continue
+        parts = []
+      }
+      if (run !== undefined && sameRun) {
+        for (const part of parts) run.parts.push(part)
+        continue
+      }
+      if (run !== undefined) docs.push(runDoc(run))
+      run = { turn: entry.turn_number, offset: entry.start_offset, ts: entry.ts, parts: [...parts] }
+    }
+    if (run !== undefined) docs.push(runDoc(run))
+    return docs
+  })
+
 const historyDocs = (root: string, name: string) =>
-  Effect.map(Stream.runCollect(historyDocStream(root, name)), (runs) => {
+  Effect.map(historyRuns(root, name), (runs) => {
     const turns = new Map<number, IndexDoc>()
     for (const doc of runs) {
       const seen = turns.get(doc.chunk)

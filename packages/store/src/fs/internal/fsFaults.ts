@@ -178,6 +178,10 @@ export const makeFaulty = (
       admit("readdir", path)
       return inner.readdir(path)
     },
+    readdirTypes: (path) => {
+      admit("readdir", path)
+      return inner.readdirTypes(path)
+    },
     mkdir: (path, mode) => {
       admit("mkdir", path)
       inner.mkdir(path, mode)

@@ -504,6 +504,25 @@ export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
       })
     ),
 
+    listDirTypes: Effect.fn("SessionFs.listDirTypes")((path: string) =>
+      io("listDir", path, () => {
+        const absolute = checkedAbsolute(path)
+        const stats = sys.lstat(absolute)
+        if (stats === undefined) {
+          throw new FsRefusal("ENOENT", "no such directory")
+        }
+        if (stats.isSymbolicLink()) {
+          throw new FsRefusal("ELOOP", "refusing to list a symlinked directory")
+        }
+        const entries = sys.readdirTypes(absolute).map(({ name, type }) => {
+          if (type !== undefined) return { name, type }
+          const child = sys.lstat(`${absolute}${absolute.endsWith("/") ? "" : "/"}${name}`)
+          return { name, type: child === undefined ? undefined : fileInfo(child).type }
+        })
+        return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+      })
+    ),
+
     rename: Effect.fn("SessionFs.rename")((from: string, to: string) =>
       io("rename", from, () => sys.rename(checkedAbsolute(from), checkedAbsolute(to)))
     ),

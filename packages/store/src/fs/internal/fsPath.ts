@@ -15,11 +15,17 @@ export const checkedAbsolute = (path: string): string => {
   if (path.length === 0) {
     throw new FsRefusal("EINVAL", "empty path")
   }
-  if (path.split(/[\\/]/).includes("..")) {
+  if (path.includes("..") && path.split(/[\\/]/).includes("..")) {
     throw new FsRefusal("EINVAL", "path contains a '..' component")
   }
-  return resolve(path)
+  return isNormalAbsolute(path) ? path : resolve(path)
 }
+
+// An absolute POSIX path `resolve` would return unchanged: no empty or `.` component and no
+// trailing separator (a root scan checks tens of thousands of paths joined that way).
+const isNormalAbsolute = (path: string): boolean =>
+  sep === "/" && path.startsWith("/") && path.length > 1 && !path.endsWith("/") && !path.includes("//") &&
+  !path.includes("/./") && !path.endsWith("/.") && !path.includes("\\")
 
 /** True when canonical `target` is `parent` itself or below it. */
 export const isInside = (parent: string, target: string): boolean =>

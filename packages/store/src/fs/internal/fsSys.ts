@@ -33,6 +33,23 @@ export type SysOp =
   | "lock"
   | "unlock"
 
+/** A directory entry and its type as the directory records it (`undefined`: not recorded). */
+export interface DirEntry {
+  readonly name: string
+  readonly type: "File" | "Directory" | "SymbolicLink" | "Other" | undefined
+}
+
+const entryType = (d: fs.Dirent): DirEntry["type"] =>
+  d.isSymbolicLink()
+    ? "SymbolicLink"
+    : d.isDirectory()
+    ? "Directory"
+    : d.isFile()
+    ? "File"
+    : d.isFIFO() || d.isSocket() || d.isCharacterDevice() || d.isBlockDevice()
+    ? "Other"
+    : undefined
+
 /** Synchronous system calls; each throws a Node-style error carrying `code`. */
 export interface Sys {
   readonly open: (path: string, flags: number, mode: number) => number
@@ -47,6 +64,11 @@ export interface Sys {
   /** `undefined` when the path does not exist (ENOENT). */
   readonly lstat: (path: string) => Stats | undefined
   readonly readdir: (path: string) => Array<string>
+  /**
+   * `readdir(2)` with each entry's type from the directory itself (`d_type`, no `lstat`);
+   * `undefined` where the file system does not say (the caller asks `lstat`).
+   */
+  readonly readdirTypes: (path: string) => Array<DirEntry>
   readonly mkdir: (path: string, mode: number) => void
   readonly rename: (from: string, to: string) => void
   readonly unlink: (path: string) => void
@@ -99,6 +121,8 @@ export const nodeSys: Sys = {
   fchmod: (fd, mode) => fs.fchmodSync(fd, mode),
   lstat: (path) => fs.lstatSync(path, { throwIfNoEntry: false }),
   readdir: (path) => fs.readdirSync(path),
+  readdirTypes: (path) =>
+    fs.readdirSync(path, { withFileTypes: true }).map((d) => ({ name: d.name, type: entryType(d) })),
   mkdir: (path, mode) => fs.mkdirSync(path, { mode }),
   rename: (from, to) => fs.renameSync(from, to),
   unlink: (path) => fs.unlinkSync(path),

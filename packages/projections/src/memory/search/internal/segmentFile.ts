@@ -132,6 +132,8 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
     region.set(run, r)
     r += run.length
   }
+  // Copied into the region: the runs need not stay alive while the rest is encoded.
+  runs.length = 0
   push(region)
   const docs = p.docChunk.length
   const docBlocks: Array<BlockRef> = []

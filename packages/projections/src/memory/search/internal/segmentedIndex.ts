@@ -22,6 +22,7 @@
 import {
   bm25Idf,
   bm25Term,
+  bm25TermBound,
   compareRanked,
   keepsScore,
   MAX_RECENCY_MULTIPLIER,
@@ -56,6 +57,9 @@ export const MAX_SEGMENTS = 16
 export const MAX_MERGE_DOCS = 65_536
 
 const EPS = 1e-9
+// Bytes of a segment's tail read to open it: the footer and, for segments of up to tens of
+// thousands of documents, the header too.
+const HEADER_READ = 256 * 1024
 
 const Manifest = Schema.Struct({
   format: Schema.Literal("logbook-search-manifest"),
@@ -190,10 +194,15 @@ const readHeader = (index: SegmentedIndex, file: string) =>
     const info = yield* fs.lstat(path)
     if (Option.isNone(info) || info.value.type !== "File") return undefined
     const size = info.value.size
+    // One read of the file's tail holds the footer and, usually, the whole header.
+    const tailStart = Math.max(0, size - HEADER_READ)
+    const tail = yield* fs.readRange(path, tailStart, size)
     const [from, to] = footerRange(size)
-    const footer = headerLength(yield* fs.readRange(path, from, to))
+    const footer = headerLength(tail.subarray(from - tailStart, to - tailStart))
     if (footer === undefined || footer.length > from) return undefined
-    const bytes = yield* fs.readRange(path, from - footer.length, from)
+    const bytes = from - footer.length >= tailStart
+      ? tail.subarray(from - footer.length - tailStart, from - tailStart)
+      : yield* fs.readRange(path, from - footer.length, from)
     return decodeHeader(index.scope, size, bytes, footer.crc)
   }).pipe(Effect.catch(() => Effect.succeed(undefined)))
 
@@ -354,8 +363,10 @@ const readSnippet = (segment: OpenSegment, d: number, cache: Map<string, Readonl
 /**
  * Ranks `query` over the live documents of every segment: exactly the scores and order of a
  * full BM25 scoring of one index holding the same documents (statistics over live documents,
- * contributions summed in query order, the recency multiplier, ties by chunk id). Document
- * fields are read only for candidates whose score bound can still enter the top k.
+ * contributions summed in query order, the recency multiplier, ties by chunk id). Common terms
+ * are only looked up for the candidates of the rare ones once nothing else can reach the top k
+ * (`prunedCandidates`); document fields are read only for candidates whose score bound can still
+ * enter the top k.
  */
 export const searchSegments = (index: SegmentedIndex, query: string, options: QueryOptions) =>
   Effect.gen(function*() {
@@ -396,47 +407,56 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
       }
     }
     if (df.size === 0) return []
-    // Then each query position in order, one postings run at a time, added into a dense lexical
-    // score per document: the sum in query order from 0 that a full scoring computes (a document
-    // without the term adds nothing, exactly as adding 0 would), bit for bit.
-    const lexicalOf: Array<Float64Array | undefined> = index.segments.map(() => undefined)
-    for (const token of tokens) {
-      const total = df.get(token)
-      if (total === undefined) continue
-      const idf = bm25Idf(n, total)
-      for (let si = 0; si < index.segments.length; si++) {
-        const segment = index.segments[si]
-        const entry = entries[si]?.get(token)
-        if (segment === undefined || entry === undefined) continue
-        let lexical = lexicalOf[si]
-        if (lexical === undefined) lexicalOf[si] = lexical = new Float64Array(segment.header.docs)
-        const postings = yield* readPostings(segment, entry)
-        const dead = segment.dead
-        for (let i = 0; i < postings.length; i += 3) {
-          const d = postings[i] ?? 0
-          if (dead !== undefined && dead[d] === 1) continue
-          lexical[d] = (lexical[d] ?? 0) + bm25Term(idf, postings[i + 1] ?? 0, postings[i + 2] ?? 0, avgdl)
-        }
-      }
-    }
     const k = options.maxResults
-    // Every top-k document scores at least the k-th largest lexical score (the multiplier is ≥ 1).
-    const floor = kthLargest(lexicalOf, k)
+    const pruned = yield* prunedCandidates(index, tokens, entries, df, n, avgdl, k)
     const candSeg: Array<number> = []
     const candDoc: Array<number> = []
     const candLex: Array<number> = []
-    lexicalOf.forEach((lexical, si) => {
-      if (lexical === undefined) return
-      for (let d = 0; d < lexical.length; d++) {
-        const lex = lexical[d] ?? 0
-        const bound = lex * MAX_RECENCY_MULTIPLIER * (1 + EPS)
-        if (lex > 0 && bound >= floor && bound >= options.minScore) {
-          candSeg.push(si)
-          candDoc.push(d)
-          candLex.push(lex)
+    const keep = (floor: number, si: number, d: number, lex: number): void => {
+      const bound = lex * MAX_RECENCY_MULTIPLIER * (1 + EPS)
+      if (lex > 0 && bound >= floor && bound >= options.minScore) {
+        candSeg.push(si)
+        candDoc.push(d)
+        candLex.push(lex)
+      }
+    }
+    if (pruned !== undefined) {
+      // Every top-k document is among the candidates, and the k-th largest lexical score is theirs.
+      const top = makeLargest(k)
+      for (const lex of pruned.lex) if (lex > 0) top.offer(lex)
+      const floor = top.size() < k ? 0 : top.min()
+      pruned.lex.forEach((lex, i) => keep(floor, pruned.seg[i] ?? 0, pruned.doc[i] ?? 0, lex))
+    } else {
+      // Each query position in order, one postings run at a time, added into a dense lexical
+      // score per document: the sum in query order from 0 that a full scoring computes (a document
+      // without the term adds nothing, exactly as adding 0 would), bit for bit.
+      const lexicalOf: Array<Float64Array | undefined> = index.segments.map(() => undefined)
+      for (const token of tokens) {
+        const total = df.get(token)
+        if (total === undefined) continue
+        const idf = bm25Idf(n, total)
+        for (let si = 0; si < index.segments.length; si++) {
+          const segment = index.segments[si]
+          const entry = entries[si]?.get(token)
+          if (segment === undefined || entry === undefined) continue
+          let lexical = lexicalOf[si]
+          if (lexical === undefined) lexicalOf[si] = lexical = new Float64Array(segment.header.docs)
+          const postings = yield* readPostings(segment, entry)
+          const dead = segment.dead
+          for (let i = 0; i < postings.length; i += 3) {
+            const d = postings[i] ?? 0
+            if (dead !== undefined && dead[d] === 1) continue
+            lexical[d] = (lexical[d] ?? 0) + bm25Term(idf, postings[i + 1] ?? 0, postings[i + 2] ?? 0, avgdl)
+          }
         }
       }
-    })
+      // Every top-k document scores at least the k-th largest lexical score (the multiplier is ≥ 1).
+      const floor = kthLargest(lexicalOf, k)
+      lexicalOf.forEach((lexical, si) => {
+        if (lexical === undefined) return
+        for (let d = 0; d < lexical.length; d++) keep(floor, si, d, lexical[d] ?? 0)
+      })
+    }
     const order = candLex.map((_, i) => i)
     order.sort((x, y) => (candLex[y] ?? 0) - (candLex[x] ?? 0))
     const lexical = candLex
@@ -482,6 +502,143 @@ export const searchSegments = (index: SegmentedIndex, query: string, options: Qu
       out.push(place === undefined ? hit : { ...hit, snippet: yield* readSnippet(place[0], place[1], snippets) })
     }
     return out
+  })
+
+// Postings the essential terms of a pruned query may have; past that, scoring everything densely is cheaper.
+const MAX_ESSENTIAL_POSTINGS = 65_536
+
+/** The postings triple index of document `d` in `postings` (doc, tf, length), or -1 (binary search). */
+const findDoc = (postings: Int32Array, d: number): number => {
+  let lo = 0
+  let hi = postings.length / 3 - 1
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1
+    const doc = postings[3 * mid] ?? 0
+    if (doc === d) return 3 * mid
+    if (doc < d) lo = mid + 1
+    else hi = mid - 1
+  }
+  return -1
+}
+
+/**
+ * Top-k without scoring every posting of common words (MaxScore): terms are taken by their score
+ * bound (`bm25TermBound`, the most one query position can add: rare terms first). The essential
+ * terms' postings are scored; once the k-th best partial score of the documents seen beats what
+ * the other terms together could give a document not seen (times the largest recency
+ * multiplier), no other document can reach the top k, and the other terms are only looked up for
+ * the documents seen. Each candidate's contributions are kept per query position and summed in
+ * query order from 0, the sum the dense scoring computes, bit for bit. `undefined` when no such
+ * point comes before the essential terms hold {@link MAX_ESSENTIAL_POSTINGS} postings (the caller
+ * scores densely). Candidates come in (segment, document) order, as the dense scoring lists them.
+ */
+const prunedCandidates = (
+  index: SegmentedIndex,
+  tokens: ReadonlyArray<string>,
+  entries: ReadonlyArray<Map<string, TermEntry>>,
+  df: ReadonlyMap<string, number>,
+  n: number,
+  avgdl: number,
+  k: number
+) =>
+  Effect.gen(function*() {
+    const q = tokens.length
+    const terms: Array<{ term: string; positions: Array<number>; idf: number; bound: number; total: number }> = []
+    tokens.forEach((term, position) => {
+      const total = df.get(term)
+      if (total === undefined) return
+      const known = terms.find((t) => t.term === term)
+      if (known !== undefined) {
+        known.positions.push(position)
+        known.bound += bm25TermBound(known.idf)
+        return
+      }
+      const idf = bm25Idf(n, total)
+      terms.push({ term, positions: [position], idf, bound: bm25TermBound(idf), total })
+    })
+    terms.sort((a, b) => b.bound - a.bound)
+    let rest = 0
+    for (const t of terms) rest += t.bound
+    // Per segment: candidate document → its contribution at each query position.
+    const seen: Array<Map<number, Float64Array>> = index.segments.map(() => new Map())
+    const partial = (c: Float64Array): number => {
+      let sum = 0
+      for (const v of c) sum += v
+      return sum
+    }
+    let essential = 0
+    let postingsSeen = 0
+    let prunedAt = -1
+    while (essential < terms.length) {
+      const t = terms[essential]
+      if (t === undefined) break
+      postingsSeen += t.total
+      if (postingsSeen > MAX_ESSENTIAL_POSTINGS) return undefined
+      for (let si = 0; si < index.segments.length; si++) {
+        const segment = index.segments[si]
+        const entry = entries[si]?.get(t.term)
+        const map = seen[si]
+        if (segment === undefined || entry === undefined || map === undefined) continue
+        const postings = yield* readPostings(segment, entry)
+        const dead = segment.dead
+        for (let i = 0; i < postings.length; i += 3) {
+          const d = postings[i] ?? 0
+          if (dead !== undefined && dead[d] === 1) continue
+          let c = map.get(d)
+          if (c === undefined) map.set(d, c = new Float64Array(q))
+          const v = bm25Term(t.idf, postings[i + 1] ?? 0, postings[i + 2] ?? 0, avgdl)
+          for (const p of t.positions) c[p] = v
+        }
+      }
+      rest -= t.bound
+      essential++
+      if (essential === terms.length) {
+        prunedAt = essential
+        break
+      }
+      const top = makeLargest(k)
+      for (const map of seen) for (const c of map.values()) top.offer(partial(c))
+      const theta = top.size() < k ? 0 : top.min()
+      if (theta > 0 && Math.max(rest, 0) * MAX_RECENCY_MULTIPLIER * (1 + EPS) < theta * (1 - EPS)) {
+        prunedAt = essential
+        break
+      }
+    }
+    if (prunedAt < 0) return undefined
+    // The other terms, looked up for the candidates only.
+    for (const t of terms.slice(prunedAt)) {
+      for (let si = 0; si < index.segments.length; si++) {
+        const segment = index.segments[si]
+        const entry = entries[si]?.get(t.term)
+        const map = seen[si]
+        if (segment === undefined || entry === undefined || map === undefined || map.size === 0) continue
+        const postings = yield* readPostings(segment, entry)
+        const dead = segment.dead
+        for (const [d, c] of map) {
+          if (dead !== undefined && dead[d] === 1) continue
+          const at = findDoc(postings, d)
+          if (at < 0) continue
+          const v = bm25Term(t.idf, postings[at + 1] ?? 0, postings[at + 2] ?? 0, avgdl)
+          for (const p of t.positions) c[p] = v
+        }
+      }
+    }
+    const seg: Array<number> = []
+    const doc: Array<number> = []
+    const lex: Array<number> = []
+    seen.forEach((map, si) => {
+      for (const d of [...map.keys()].sort((a, b) => a - b)) {
+        const c = map.get(d)
+        if (c === undefined) continue
+        // In query order from 0: what adding each present term's contribution gives (absent ones add 0).
+        let sum = 0
+        for (let p = 0; p < q; p++) sum += c[p] ?? 0
+        seg.push(si)
+        doc.push(d)
+        lex.push(sum)
+      }
+    })
+    return { seg, doc, lex }
   })
 
 // The k-th largest positive value of all arrays; 0 when there are fewer than k (nothing is safe to skip then).
@@ -552,17 +709,20 @@ export const readPacked = (segment: OpenSegment) =>
       if (entries === undefined) return yield* corrupt(segment, "readTerms", "dictionary block fails its checksum")
       for (const entry of entries) {
         const postings = yield* readPostings(segment, entry)
-        const kept: Array<number> = []
+        // Written straight into a typed array (a plain array of pairs took twice the memory).
+        const kept = new Int32Array((postings.length / 3) * 2)
+        let w = 0
         for (let i = 0; i < postings.length; i += 3) {
           const nd = remap[postings[i] ?? 0] ?? -1
           if (nd < 0) continue
           docLength[nd] = postings[i + 2] ?? 0
-          kept.push(nd, postings[i + 1] ?? 0)
+          kept[w++] = nd
+          kept[w++] = postings[i + 1] ?? 0
         }
-        if (kept.length === 0) continue
+        if (w === 0) continue
         terms.push(entry.term)
-        lists.push(Int32Array.from(kept))
-        total += kept.length
+        lists.push(w === kept.length ? kept : kept.slice(0, w))
+        total += w
       }
     }
     const termStart = new Int32Array(terms.length + 1)
@@ -702,7 +862,11 @@ export const mergeSegments = (
       if (chosen.length < 2 || docs > Math.min(MAX_MERGE_DOCS, budgetDocs)) break
       const parts: Array<Packed> = []
       for (const s of chosen) parts.push(yield* readPacked(s))
-      const merged = yield* writeSegment(index, concatPacked(parts))
+      const packed = concatPacked(parts)
+      // The parts are garbage once concatenated: not kept alive while the merged segment is encoded
+      // (they are as large as it is; a full build's peak memory was that merge).
+      parts.length = 0
+      const merged = yield* writeSegment(index, packed)
       const gone = new Set(chosen)
       index.segments = index.segments.filter((s) => !gone.has(s))
       index.add(merged)

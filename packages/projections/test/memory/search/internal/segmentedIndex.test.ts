@@ -23,6 +23,7 @@ import { SearchIndexCache } from "../../../../src/memory/search/SearchIndexCache
 
 const DAY = 86_400
 const NOW = 1_800_000_000
+const COMMON = ["fix", "in", "ran", "failed", "test", "src"]
 const WORDS = ["fix", "in", "ran", "failed", "test", "login", "src", "ts", "npm", "build", "deploy", "cache"]
 
 const fresh = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provide(effect, Layer.fresh(SearchIndexCache.layer))
@@ -112,6 +113,63 @@ describe("SegmentedIndex", () => {
         }
       }).pipe(Effect.provide(nodeLayer())),
     { arbitrary: { runs: 60 }, timeout: 120_000 }
+  )
+
+  it.effect.prop(
+    "queries mixing rare and common words rank exactly as one from-scratch index (the pruned top-k)",
+    {
+      // Word w of a fact is COMMON[w] below 6, else a rare word of its own (few documents hold it).
+      sessions: Schema.Array(
+        Schema.Array(
+          Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 40 }))).check(
+            Schema.isMaxLength(8)
+          )
+        ).check(Schema.isMaxLength(12))
+      ).check(Schema.isMinLength(1), Schema.isMaxLength(24)),
+      splits: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })),
+      deleted: Schema.Int.check(Schema.isBetween({ minimum: -1, maximum: 23 })),
+      queries: Schema.Array(
+        Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 40 }))).check(
+          Schema.isMinLength(1),
+          Schema.isMaxLength(3)
+        )
+      ).check(Schema.isMinLength(1), Schema.isMaxLength(6)),
+      k: Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 6 }))
+    },
+    ({ deleted, k, queries, sessions, splits }) =>
+      Effect.gen(function*() {
+        const word = (w: number) => (w < 6 ? COMMON[w] ?? "in" : `rare${w}`)
+        const root = yield* tempDir("logbook-segments-pruned-")
+        const index = new SegmentedIndex(root, "facts")
+        const scratch = new SearchIndex()
+        const per = Math.ceil(sessions.length / splits)
+        for (let from = 0; from < sessions.length; from += per) {
+          const builder = new SearchIndex()
+          sessions.slice(from, from + per).forEach((facts, i) => {
+            const name = `s${from + i}`
+            const docs = facts.map((ws, chunk) => ({
+              chunk,
+              offset: 0,
+              createdAt: NOW - ((from + i) % 9) * 40 * DAY,
+              text: ws.map(word).join(" ")
+            }))
+            builder.put(sessionDocs(name, "sig", docs))
+            if (from + i !== deleted) scratch.put(sessionDocs(name, "x", docs))
+          })
+          const packed = builder.pack()
+          if (packed.sessionNames.length > 0) index.add(yield* writeSegment(index, packed))
+        }
+        index.remove(`s${deleted}`)
+        for (const query of queries) {
+          const text = query.map(word).join(" ")
+          const options = { maxResults: k, minScore: 0, now: NOW }
+          assert.deepStrictEqual(
+            ranked(yield* searchSegments(index, text, options)),
+            ranked(scratch.scoreAll(text, options))
+          )
+        }
+      }).pipe(Effect.provide(nodeLayer())),
+    { arbitrary: { runs: 80 }, timeout: 120_000 }
   )
 
   it.effect("keeps several segments and a deletion set on disk for an incremental store", () =>
