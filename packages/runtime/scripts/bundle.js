@@ -22,7 +22,15 @@ const out = process.argv[2] === undefined
 // external as `let <name> = require("<id>");` (plus `<name> = __toESM(<name>, 1);`) and reads
 // members off that binding, which a proxy can stand in for; a binding used any other way
 // (its `default`) keeps the eager require.
-const LAZY_BUILTINS = ["node:crypto", "node:child_process", "node:readline", "node:zlib", "node:tls", "node:net", "node:http"]
+const LAZY_BUILTINS = [
+  "node:crypto",
+  "node:child_process",
+  "node:readline",
+  "node:zlib",
+  "node:tls",
+  "node:net",
+  "node:http"
+]
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
 const lazyBuiltins = {
   name: "lazy-builtins",
