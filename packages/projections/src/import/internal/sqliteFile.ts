@@ -1,6 +1,6 @@
 /**
  * Reading another agent's SQLite database (OpenCode's `opencode.db`, Cursor's `state.vscdb`)
- * without disturbing the agent that owns it (docs/import.md#sqlite-sources). `node:sqlite` is
+ * without disturbing the agent that owns it (docs/import.md#opencode, "Reading the database"). `node:sqlite` is
  * Node's own SQLite (no native dependency); it is looked up only when a database is imported,
  * so Node versions without it still run every other importer and get a readable error here.
  *
