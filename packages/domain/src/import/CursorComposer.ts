@@ -19,7 +19,7 @@ import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { counter, exitCodeOf, field, num, obj, parseJsonValue, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { completedItems, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { completedItems, openTurn, seen, startThread, toolCallItems } from "./internal/importTurns.ts"
 import { diffFields, replacementDiff } from "./internal/toolEvidence.ts"
 
 /** The reducer state of a Cursor IDE composer import. */
@@ -27,8 +27,6 @@ export const CursorComposerState = Schema.Struct({ cursor: ImportCursorSchema })
 
 /** The reducer state of a Cursor IDE composer import. */
 export type CursorComposerState = typeof CursorComposerState.Type
-
-const isJson = Schema.is(Schema.Json)
 
 const SAFE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/u
 
@@ -105,24 +103,7 @@ const toolItems = (tool: unknown): Array<ItemBody> => {
         : {})
     }]
   }
-  const callId = str(tool, "toolCallId")
-  return [
-    {
-      type: "tool_invocation",
-      tool_name: name,
-      ...(isJson(args) ? { arguments: args } : {}),
-      ...(callId === undefined ? {} : { tool_call_id: callId }),
-      status: failed ? "failed" : "completed",
-      outcome: failed ? "error" : "success"
-    },
-    {
-      type: "tool_output",
-      call_id: "",
-      ...(callId === undefined ? {} : { tool_call_id: callId }),
-      output,
-      status: failed ? "failed" : "completed"
-    }
-  ]
+  return toolCallItems(name, args, str(tool, "toolCallId"), output, failed)
 }
 
 const usageOf = (tokens: unknown): UsageTotals => ({

@@ -22,7 +22,16 @@ import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "
 import { arr, counter, field, obj, str } from "./internal/foreignJson.ts"
 import { geminiChangeKind, geminiFileDiff, geminiShellOutcome } from "./internal/geminiTools.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { completedItems, failTurn, itemEvent, nextItemId, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import {
+  completedItems,
+  failTurn,
+  itemEvent,
+  nextItemId,
+  openTurn,
+  seen,
+  startThread,
+  toolCallItems
+} from "./internal/importTurns.ts"
 
 /** The reducer state of a Gemini CLI session import. */
 export const GeminiSessionState = Schema.Struct({
@@ -41,8 +50,6 @@ export const geminiSessionIdentity = (record: unknown): ImportIdentity | undefin
   if (id === undefined || id.length === 0 || str(record, "projectHash") === undefined) return undefined
   return { sessionId: `gemini-${id}`, threadId: id }
 }
-
-const isJson = Schema.is(Schema.Json)
 
 const textOf = (content: unknown): string => {
   if (typeof content === "string") return content
@@ -87,24 +94,7 @@ const toolItems = (call: unknown): Array<ItemBody> => {
   if (name === "google_web_search" || name === "web_search") {
     return [{ type: "web_search", query: str(args, "query") ?? "" }]
   }
-  const callId = str(call, "id")
-  return [
-    {
-      type: "tool_invocation",
-      tool_name: name,
-      ...(isJson(args) ? { arguments: args } : {}),
-      ...(callId === undefined ? {} : { tool_call_id: callId }),
-      status: failed ? "failed" : "completed",
-      outcome: failed ? "error" : "success"
-    },
-    {
-      type: "tool_output",
-      call_id: "",
-      ...(callId === undefined ? {} : { tool_call_id: callId }),
-      output,
-      status: failed ? "failed" : "completed"
-    }
-  ]
+  return toolCallItems(name, args, str(call, "id"), output, failed)
 }
 
 const skip = (state: GeminiSessionState, reason: string): MapStep<GeminiSessionState> => ({

@@ -16,7 +16,7 @@ import type { ImportIdentity, ImportMapper, MapStep } from "./ImportCursor.ts"
 import { finishingOf, ImportCursor as ImportCursorSchema, initialCursor } from "./ImportCursor.ts"
 import { arr, counter, field, num, obj, str } from "./internal/foreignJson.ts"
 import type { ItemBody } from "./internal/importTurns.ts"
-import { completedItems, openTurn, seen, startThread } from "./internal/importTurns.ts"
+import { completedItems, openTurn, seen, startThread, toolCallItems } from "./internal/importTurns.ts"
 import { diffFields } from "./internal/toolEvidence.ts"
 
 /** The reducer state of an OpenCode session import. */
@@ -24,8 +24,6 @@ export const OpenCodeExportState = Schema.Struct({ cursor: ImportCursorSchema })
 
 /** The reducer state of an OpenCode session import. */
 export type OpenCodeExportState = typeof OpenCodeExportState.Type
-
-const isJson = Schema.is(Schema.Json)
 
 /**
  * The identity an export's `info` gives: `opencode-<id>` (OpenCode's ids are `ses_…`); a subagent's
@@ -79,24 +77,7 @@ const toolItems = (part: unknown): Array<ItemBody> => {
       ...(diff === undefined || failed ? {} : diffFields(diff))
     }]
   }
-  const callId = str(part, "callID")
-  return [
-    {
-      type: "tool_invocation",
-      tool_name: name,
-      ...(isJson(input) ? { arguments: input } : {}),
-      ...(callId === undefined ? {} : { tool_call_id: callId }),
-      status: failed ? "failed" : "completed",
-      outcome: failed ? "error" : "success"
-    },
-    {
-      type: "tool_output",
-      call_id: "",
-      ...(callId === undefined ? {} : { tool_call_id: callId }),
-      output,
-      status: failed ? "failed" : "completed"
-    }
-  ]
+  return toolCallItems(name, input, str(part, "callID"), output, failed)
 }
 
 const usageOf = (tokens: unknown): UsageTotals => ({

@@ -4,7 +4,7 @@
  * turns and repeated token totals counted once.
  */
 import { assert, describe, it } from "@effect/vitest"
-import type { ThreadEvent } from "@logbook/domain"
+import type { ImportIdentity, ImportMapper, ThreadEvent } from "@logbook/domain"
 import {
   claudeTranscriptIdentity,
   claudeTranscriptMapper,
@@ -15,16 +15,24 @@ import {
   patchChanges
 } from "@logbook/domain"
 
-const runCodex = (records: ReadonlyArray<unknown>): Array<ThreadEvent> => {
-  let state = codexRolloutMapper.initial({ sessionId: "codex-t", threadId: "t" })
+/** The events a mapper writes for `records`, folded from its initial state. */
+const runMapper = <S>(
+  mapper: ImportMapper<S>,
+  identity: ImportIdentity,
+  records: ReadonlyArray<unknown>
+): Array<ThreadEvent> => {
+  let state = mapper.initial(identity)
   const events: Array<ThreadEvent> = []
   for (const record of records) {
-    const step = codexRolloutMapper.step(state, record)
+    const step = mapper.step(state, record)
     state = step.state
     events.push(...step.events)
   }
   return events
 }
+
+const runCodex = (records: ReadonlyArray<unknown>) =>
+  runMapper(codexRolloutMapper, { sessionId: "codex-t", threadId: "t" }, records)
 
 const ev = (type: string, payload: Record<string, unknown>) => ({
   timestamp: "2026-01-01T00:00:00.000Z",
@@ -97,16 +105,8 @@ describe("Codex rollout mapping", () => {
   })
 })
 
-const runCopilot = (records: ReadonlyArray<unknown>): Array<ThreadEvent> => {
-  let state = copilotEventsMapper.initial({ sessionId: "copilot-c", threadId: "c" })
-  const events: Array<ThreadEvent> = []
-  for (const record of records) {
-    const step = copilotEventsMapper.step(state, record)
-    state = step.state
-    events.push(...step.events)
-  }
-  return events
-}
+const runCopilot = (records: ReadonlyArray<unknown>) =>
+  runMapper(copilotEventsMapper, { sessionId: "copilot-c", threadId: "c" }, records)
 
 // Record shapes from the Copilot SDK's session-events.schema.json (CompactionCompleteData).
 const copilot = (type: string, data: Record<string, unknown>) => ({
@@ -157,13 +157,10 @@ describe("Claude Code mapping", () => {
       message: { role: "user", content: text }
     })
     assert.isFalse(isClaudePrompt(user(notification, "u2")))
-    let state = claudeTranscriptMapper.initial({ sessionId: "claude-s1", threadId: "claude-s1" })
-    const events: Array<ThreadEvent> = []
-    for (const record of [user("run the tests in the background", "u1"), user(notification, "u2")]) {
-      const step = claudeTranscriptMapper.step(state, record)
-      state = step.state
-      events.push(...step.events)
-    }
+    const events = runMapper(claudeTranscriptMapper, { sessionId: "claude-s1", threadId: "claude-s1" }, [
+      user("run the tests in the background", "u1"),
+      user(notification, "u2")
+    ])
     assert.strictEqual(events.filter((e) => e.type === "turn.started").length, 1)
     const harness = events.flatMap((e) => e.type === "item.completed" && e.item.type === "harness" ? [e.item] : [])
     assert.deepInclude(harness[0], {

@@ -2,6 +2,7 @@
  * The pure helpers the import mappers share to turn "a prompt arrived", "an item happened", "the
  * turn ended" into ThreadEvents while numbering turns and items on an `ImportCursor`.
  */
+import { Schema } from "effect"
 import type { ThreadEvent, Usage } from "../../contract/ThreadEvent.ts"
 import type { ItemContext, ThreadItem } from "../../contract/ThreadItem.ts"
 import type { UsageTotals } from "../../contract/Usage.ts"
@@ -124,6 +125,37 @@ export const openTurn = (
 
 /** An item body without identity: everything but `id` and `context`. */
 export type ItemBody = ThreadItem extends infer T ? T extends ThreadItem ? Omit<T, "id" | "context"> : never : never
+
+const isJsonValue = Schema.is(Schema.Json)
+
+/**
+ * A finished tool call of a tool the contract has no item for: its `tool_invocation` (arguments
+ * kept when they are JSON) and its `tool_output`, linked by the source's call id when it has one
+ * ({@link completedItems} links the output to the invocation's item id).
+ */
+export const toolCallItems = (
+  name: string,
+  args: unknown,
+  callId: string | undefined,
+  output: string,
+  failed: boolean
+): Array<ItemBody> => [
+  {
+    type: "tool_invocation",
+    tool_name: name,
+    ...(isJsonValue(args) ? { arguments: args } : {}),
+    ...(callId === undefined ? {} : { tool_call_id: callId }),
+    status: failed ? "failed" : "completed",
+    outcome: failed ? "error" : "success"
+  },
+  {
+    type: "tool_output",
+    call_id: "",
+    ...(callId === undefined ? {} : { tool_call_id: callId }),
+    output,
+    status: failed ? "failed" : "completed"
+  }
+]
 
 /** The context stamped on every imported item. */
 export const itemContext = (c: ImportCursor, ts: string): ItemContext => {
