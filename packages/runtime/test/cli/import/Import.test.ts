@@ -40,6 +40,13 @@ interface Report {
   readonly sources: ReadonlyArray<{ readonly session: string; readonly status: string }>
 }
 
+/** Polls `done` (up to a minute, for a busy machine) until a watcher has caught up. */
+const until = (done: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("100 millis")
+    assert.isTrue(done(), "the watcher did not catch up")
+  })
+
 describe("logbook import", () => {
   it.effect(
     "imports every real Codex and Claude fixture; show, turn, events and verify work on each session",
@@ -231,11 +238,6 @@ describe("logbook import", () => {
         const watcher = yield* Effect.forkChild(
           logbook(["--sessions-dir", dir, "import", "codex", src, "--watch", "--interval", "1"])
         )
-        const until = (done: () => boolean) =>
-          Effect.gen(function*() {
-            for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("100 millis")
-            assert.isTrue(done(), "the watcher did not catch up")
-          })
         const [session] = fs.readdirSync(whole)
         const imported = () => fs.existsSync(path.join(dir, session ?? "", "derived", "import.json"))
         yield* until(imported)
@@ -281,11 +283,6 @@ describe("logbook import", () => {
           const watcher = yield* Effect.forkChild(
             logbook(["--sessions-dir", dir, "import", format, src, "--watch", "--interval", "1"])
           )
-          const until = (done: () => boolean) =>
-            Effect.gen(function*() {
-              for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("100 millis")
-              assert.isTrue(done(), "the watcher did not catch up")
-            })
           const sessions = () => fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => !n.startsWith(".")) : []
           yield* until(() =>
             sessions().length > 0 && fs.existsSync(path.join(dir, sessions()[0] ?? "", "derived", "import.json"))
