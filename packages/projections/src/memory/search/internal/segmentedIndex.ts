@@ -33,7 +33,7 @@ import { childPath, SessionFs } from "@logbook/store"
 import { Effect, Option, Result, Schema } from "effect"
 import { makeLargest } from "./largest.ts"
 import type { Hit, Packed, QueryOptions } from "./searchIndex.ts"
-import type { SegmentDoc, SegmentHeader, TermEntry } from "./segmentFile.ts"
+import type { BlockRef, SegmentDoc, SegmentHeader, TermEntry } from "./segmentFile.ts"
 import {
   blockFor,
   decodeDocBlock,
@@ -326,19 +326,38 @@ const readPostings = (segment: OpenSegment, entry: TermEntry) =>
     return postings
   })
 
-const readDoc = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArray<SegmentDoc>>) =>
+/**
+ * The rows of the block holding document `d` (blocks of `DOCS_PER_BLOCK`), read, checked and
+ * decoded once per search and kept in `cache`: a query's candidates cluster in few blocks.
+ */
+const cachedBlock = <Row>(
+  segment: OpenSegment,
+  d: number,
+  cache: Map<string, ReadonlyArray<Row>>,
+  what: { readonly refs: ReadonlyArray<BlockRef>; readonly operation: string; readonly failed: string },
+  decode: (ref: BlockRef, bytes: Uint8Array) => ReadonlyArray<Row> | undefined
+) =>
   Effect.gen(function*() {
     const b = Math.floor(d / DOCS_PER_BLOCK)
     const key = `${segment.file}\0${b}`
     let rows = cache.get(key)
     if (rows === undefined) {
-      const ref = segment.header.docBlocks[b]
-      if (ref === undefined) return yield* corrupt(segment, "readDocs", "document out of range")
-      rows = decodeDocBlock(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, "readDocs"))
-      if (rows === undefined) return yield* corrupt(segment, "readDocs", "document block fails its checksum")
+      const ref = what.refs[b]
+      if (ref === undefined) return yield* corrupt(segment, what.operation, "document out of range")
+      rows = decode(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, what.operation))
+      if (rows === undefined) return yield* corrupt(segment, what.operation, what.failed)
       cache.set(key, rows)
     }
-    const doc = rows[d - b * DOCS_PER_BLOCK]
+    return rows[d - b * DOCS_PER_BLOCK]
+  })
+
+const readDoc = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArray<SegmentDoc>>) =>
+  Effect.gen(function*() {
+    const doc = yield* cachedBlock(segment, d, cache, {
+      refs: segment.header.docBlocks,
+      operation: "readDocs",
+      failed: "document block fails its checksum"
+    }, decodeDocBlock)
     if (doc === undefined || segment.header.sessions[doc.session] === undefined) {
       return yield* corrupt(segment, "readDocs", "document block does not match the header")
     }
@@ -346,19 +365,11 @@ const readDoc = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArr
   })
 
 const readSnippet = (segment: OpenSegment, d: number, cache: Map<string, ReadonlyArray<string | undefined>>) =>
-  Effect.gen(function*() {
-    const b = Math.floor(d / DOCS_PER_BLOCK)
-    const key = `${segment.file}\0${b}`
-    let rows = cache.get(key)
-    if (rows === undefined) {
-      const ref = segment.header.snippetBlocks[b]
-      if (ref === undefined) return yield* corrupt(segment, "readSnippets", "document out of range")
-      rows = decodeSnippetBlock(ref, yield* readBlock(segment, ref.offset, ref.offset + ref.length, "readSnippets"))
-      if (rows === undefined) return yield* corrupt(segment, "readSnippets", "snippet block fails its checksum")
-      cache.set(key, rows)
-    }
-    return rows[d - b * DOCS_PER_BLOCK]
-  })
+  cachedBlock(segment, d, cache, {
+    refs: segment.header.snippetBlocks,
+    operation: "readSnippets",
+    failed: "snippet block fails its checksum"
+  }, decodeSnippetBlock)
 
 /**
  * Ranks `query` over the live documents of every segment: exactly the scores and order of a
