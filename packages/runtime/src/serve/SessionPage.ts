@@ -110,7 +110,13 @@ const usageLine = (
 const renderItem = (item: ThreadItem, phase: string, sessionId: string, offset: number): string => {
   switch (item.type) {
     case "agent_message":
-      return `<div class="msg agent"><div class="who">agent</div>${block(item.text, sessionId, offset, "text")}</div>`
+      // Claude Code writes text blocks of bare newlines between tool calls: kept in the log, said
+      // in one muted line here instead of an empty box.
+      return `<div class="msg agent"><div class="who">agent</div>${
+        item.text.trim().length === 0
+          ? `<span class="muted">(an empty message)</span>`
+          : block(item.text, sessionId, offset, "text")
+      }</div>`
     case "reasoning":
       return details("Reasoning", block(item.text, sessionId, offset, "text"))
     case "plan":

@@ -207,6 +207,24 @@ describe("logbook serve: the pages", () => {
       assert.notInclude(whole.body, "<script>globalThis")
     }))
 
+  it.effect("an agent message of bare newlines (as Claude Code writes them) is one muted line, not an empty box", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir("logbook-serve-")
+      plantSession(dir, "blank", {
+        manifest: { turn_count: 1, event_count: 4 },
+        events: jsonl([
+          items.turn("b", "look around"),
+          items.message("m1", "\n\n"),
+          items.message("m2", "Done."),
+          ev.completed()
+        ])
+      })
+      const page = yield* (yield* makeClient(dir)).get("/s/blank")
+      assert.strictEqual(page.status, 200)
+      assert.strictEqual(page.body.split("(an empty message)").length - 1, 1)
+      assert.include(page.body, "Done.")
+    }))
+
   it.effect("unknown sessions, traversal-shaped ids and bad offsets get a 4xx page, never a stack trace", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir("logbook-serve-")
