@@ -11,6 +11,7 @@ import type { StoreIoError } from "@logbook/store"
 import {
   absolutePath,
   childPath,
+  childPrefix,
   fileSignature,
   loadManifestCached,
   pathsForDir,
@@ -18,6 +19,7 @@ import {
   sessionLockProbe
 } from "@logbook/store"
 import { Effect, Option, Result, Schema, UndefinedOr } from "effect"
+import { sep } from "node:path"
 
 /** One session of a listing. `id` is the directory name: the identity every command accepts. */
 export interface SessionSummary {
@@ -107,67 +109,115 @@ export const summaryOf = (
 /** The file name of the sessions catalog, directly below the sessions root (a dot name: never a session). */
 export const sessionsCatalogName = ".logbook-sessions-catalog.json"
 
-// What a listing needs from a manifest, kept per session with the manifest's (size, mtime).
-const CatalogEntry = Schema.Struct({
-  sig: Schema.String,
-  summary: Schema.NullOr(Schema.Struct({
-    session_id: Schema.String,
-    status: SessionStatus,
-    turn_count: Schema.Number,
-    event_count: Schema.Number,
-    created_at: Schema.String,
-    updated_at: Schema.String,
-    in_turn: Schema.Boolean
-  }))
-})
-type CatalogEntry = typeof CatalogEntry.Type
-const decodeEntry = Schema.decodeUnknownResult(CatalogEntry)
+// One catalog row per session directory, newest first: `[name, sig]` for a manifest that did not
+// decode, else `[name, sig, status, turn_count, event_count, created_at, updated_at, in_turn,
+// at_seconds, at_nanos]` and the manifest's `session_id` last when it differs from the name.
+// Arrays, not objects, and the instant kept parsed: 20 000 keyed objects cost a listing more in
+// JSON parsing, garbage collection and RFC 3339 parsing than its 20 000 `lstat`s.
+const UnreadableRow = Schema.Tuple([Schema.String, Schema.String])
+const SummaryFields = [
+  Schema.String,
+  Schema.String,
+  SessionStatus,
+  Schema.Number,
+  Schema.Number,
+  Schema.String,
+  Schema.String,
+  Schema.Boolean,
+  Schema.NullOr(Schema.Number),
+  Schema.Number
+] as const
+const CatalogRow = Schema.Union([
+  UnreadableRow,
+  Schema.Tuple(SummaryFields),
+  Schema.Tuple([...SummaryFields, Schema.String])
+])
+type CatalogRow = typeof CatalogRow.Type
+const decodeRow = Schema.decodeUnknownResult(CatalogRow)
 const utf8 = new TextDecoder("utf-8")
 const parseJson: (text: string) => unknown = UndefinedOr.liftThrowable((text: string): unknown => JSON.parse(text))
 const isRecord = (u: unknown): u is { readonly [key: string]: unknown } =>
   typeof u === "object" && u !== null && !Array.isArray(u)
 
-// The shape `CatalogEntry` decodes, checked field by field (20 000 entries through the Schema cost
-// a third of a listing); an entry that does not pass goes through the Schema.
-const isPlainEntry = (u: unknown): u is CatalogEntry => {
-  if (!isRecord(u) || typeof u.sig !== "string") return false
-  const s = u.summary
-  if (s === null) return true
-  return isRecord(s) && typeof s.session_id === "string" && (s.status === "active" || s.status === "completed") &&
-    typeof s.turn_count === "number" && typeof s.event_count === "number" && typeof s.created_at === "string" &&
-    typeof s.updated_at === "string" && typeof s.in_turn === "boolean"
+type SummaryRow = Exclude<CatalogRow, typeof UnreadableRow.Type>
+
+// The shape `CatalogRow` decodes, checked field by field (the Schema over 20 000 rows would cost
+// a third of a listing); a row that does not pass goes through the Schema.
+const isPlainRow = (u: unknown): u is CatalogRow => {
+  if (!Array.isArray(u) || typeof u[0] !== "string" || typeof u[1] !== "string") return false
+  if (u.length === 2) return true
+  return (u.length === 10 || (u.length === 11 && typeof u[10] === "string")) &&
+    (u[2] === "active" || u[2] === "completed") && typeof u[3] === "number" && typeof u[4] === "number" &&
+    typeof u[5] === "string" && typeof u[6] === "string" && typeof u[7] === "boolean" &&
+    (u[8] === null || typeof u[8] === "number") && typeof u[9] === "number"
 }
 
+const isSummaryRow = (row: CatalogRow): row is SummaryRow => row.length !== 2
+
+// The row of a manifest just read (`undefined`: it did not decode).
+const rowOf = (name: string, sig: string, m: Manifest | undefined): CatalogRow => {
+  if (m === undefined) return [name, sig]
+  const at = parseRfc3339(m.updated_at)
+  const fields = [
+    name,
+    sig,
+    m.status,
+    m.turn_count,
+    m.event_count,
+    m.created_at,
+    m.updated_at,
+    m.in_turn === true,
+    at?.seconds ?? null,
+    at?.nanos ?? 0
+  ] as const
+  return m.session_id === name ? fields : [...fields, m.session_id]
+}
+
+// `summaryOf` reads only these fields of a manifest.
+const rowManifest = (row: SummaryRow): Pick<
+  Manifest,
+  "session_id" | "status" | "turn_count" | "event_count" | "created_at" | "updated_at" | "in_turn"
+> => ({
+  session_id: row.length === 11 ? row[10] : row[0],
+  status: row[2],
+  turn_count: row[3],
+  event_count: row[4],
+  created_at: row[5],
+  updated_at: row[6],
+  in_turn: row[7]
+})
+
 /**
- * The catalog's entries, or `undefined` when the file is not a catalog (then it is rebuilt). An
- * entry that does not decode is left out: its manifest is read again.
+ * The catalog's rows by directory name, or `undefined` when the file is not a catalog of this
+ * version (then it is rebuilt). A row that does not decode is left out: its manifest is read again.
  */
-const decodeCatalog = (text: string): Record<string, CatalogEntry> | undefined => {
+const decodeCatalog = (text: string): Map<string, CatalogRow> | undefined => {
   const value = parseJson(text)
-  if (!isRecord(value) || value.format !== "logbook-sessions-catalog" || value.version !== 1) return undefined
-  const sessions = value.sessions
-  if (!isRecord(sessions)) return undefined
-  const out: Record<string, CatalogEntry> = {}
-  for (const name of Object.keys(sessions)) {
-    const entry = sessions[name]
-    if (isPlainEntry(entry)) out[name] = entry
+  if (!isRecord(value) || value.format !== "logbook-sessions-catalog" || value.version !== 2) return undefined
+  const rows = value.sessions
+  if (!Array.isArray(rows)) return undefined
+  const out = new Map<string, CatalogRow>()
+  for (const row of rows) {
+    if (isPlainRow(row)) out.set(row[0], row)
     else {
-      const decoded = decodeEntry(entry)
-      if (Result.isSuccess(decoded)) out[name] = decoded.success
+      const decoded = decodeRow(row)
+      if (Result.isSuccess(decoded)) out.set(decoded.success[0], decoded.success)
     }
   }
   return out
 }
 
-const catalogFields = (m: Manifest): NonNullable<CatalogEntry["summary"]> => ({
-  session_id: m.session_id,
-  status: m.status,
-  turn_count: m.turn_count,
-  event_count: m.event_count,
-  created_at: m.created_at,
-  updated_at: m.updated_at,
-  in_turn: m.in_turn === true
-})
+// Newest first on the instants the rows hold (`compareRecency`'s order), ties by name.
+const newestFirst = (a: SummaryRow, b: SummaryRow): number => {
+  const x = a[8]
+  const y = b[8]
+  if (x !== null && y !== null) {
+    if (x !== y) return y - x
+    if (a[9] !== b[9]) return b[9] - a[9]
+  } else if (x !== null) return -1
+  else if (y !== null) return 1
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0
+}
 
 /**
  * Lists the sessions below `sessionsDir`, most recently updated first. Entries that are not real
@@ -195,7 +245,8 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
     // The entries' types come with the listing: no lstat per session directory.
     const candidates = (yield* fs.listDirTypes(root)).filter((e) => !e.name.startsWith(".") && e.type === "Directory")
       .map((e) => e.name)
-    const manifestOf = (name: string) => childPath(root, name, "manifest.json")
+    const prefix = childPrefix(root)
+    const manifestOf = (name: string) => `${prefix}${name}${sep}manifest.json`
     const manifests = yield* fs.lstatMany(candidates.map(manifestOf)).pipe(
       // One unreadable entry fails the batch: then each is asked alone, and only it is unreadable.
       Effect.catch(() =>
@@ -211,10 +262,10 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
       Effect.catch(() => Effect.succeed(Option.none<Uint8Array>()))
     )
     const decoded = Option.isNone(catalogBytes) ? undefined : decodeCatalog(utf8.decode(catalogBytes.value))
-    const cached = decoded ?? {}
-    const next: Record<string, CatalogEntry> = {}
+    const cached = decoded ?? new Map<string, CatalogRow>()
     let dirty = decoded === undefined
-    const found: Array<{ readonly name: string; readonly fields: NonNullable<CatalogEntry["summary"]> }> = []
+    const found: Array<SummaryRow> = []
+    const unreadableRows: Array<CatalogRow> = []
     const unreadable: Array<string> = []
     for (let i = 0; i < candidates.length; i++) {
       const name = candidates[i]
@@ -225,41 +276,34 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
         continue
       }
       const sig = fileSignature(info)
-      const hit = Object.hasOwn(cached, name) ? cached[name] : undefined
-      let entry: CatalogEntry
-      if (hit !== undefined && hit.sig === sig) entry = hit
+      const hit = cached.get(name)
+      let row: CatalogRow
+      if (hit !== undefined && hit[1] === sig) row = hit
       else {
         const manifest = yield* loadManifestCached(manifestOf(name), info).pipe(
           Effect.catch(() => Effect.succeed(Option.none<Manifest>()))
         )
-        entry = { sig, summary: Option.isNone(manifest) ? null : catalogFields(manifest.value) }
+        row = rowOf(name, sig, Option.getOrUndefined(manifest))
         dirty = true
       }
-      next[name] = entry
-      if (entry.summary === null) unreadable.push(name)
-      else found.push({ name, fields: entry.summary })
+      if (isSummaryRow(row)) found.push(row)
+      else {
+        unreadable.push(name)
+        unreadableRows.push(row)
+      }
     }
-    if (Object.keys(cached).length !== Object.keys(next).length) dirty = true
+    // Every row kept was either in the catalog or marked it dirty: equal sizes mean equal sets.
+    if (cached.size !== found.length + unreadableRows.length) dirty = true
+    found.sort(newestFirst)
     if (dirty && options.saveCatalog === true) {
       yield* fs.writeAtomic(
         catalogPath,
-        JSON.stringify({ format: "logbook-sessions-catalog", version: 1, sessions: next })
+        JSON.stringify({ format: "logbook-sessions-catalog", version: 2, sessions: [...found, ...unreadableRows] })
       ).pipe(Effect.catch((e) => Effect.logDebug(`sessions catalog not saved: ${e.message}`)))
     }
-    // Ordered on what the catalog holds (each timestamp parsed once: `compareRecency`'s order);
-    // only the sessions listed are probed for locks and pins.
-    const keyed = found.map(({ fields, name }) => ({ name, fields, at: parseRfc3339(fields.updated_at) }))
-    keyed.sort((a, b) => {
-      if (a.at !== undefined && b.at !== undefined) {
-        const c = compareInstants(b.at, a.at)
-        if (c !== 0) return c
-      } else if (a.at !== undefined) return -1
-      else if (b.at !== undefined) return 1
-      return a.name < b.name ? -1 : a.name > b.name ? 1 : 0
-    })
     const limit = options.limit
-    const limited = (limit === undefined ? keyed : keyed.slice(0, Math.max(0, limit))).map(({ fields, name }) =>
-      summaryOf(name, fieldsManifest(fields), false, false)
+    const limited = (limit === undefined ? found : found.slice(0, Math.max(0, limit))).map((row) =>
+      summaryOf(row[0], rowManifest(row), false, false)
     )
     const sessions: Array<SessionSummary> = []
     for (const s of limited) {
@@ -283,12 +327,6 @@ export const recentSessions = Effect.fn("RecentSessions.recentSessions")(
     return { sessionsDir: root, sessions, unreadable } satisfies SessionListing
   }
 )
-
-// `summaryOf` reads only these fields of a manifest.
-const fieldsManifest = (f: NonNullable<CatalogEntry["summary"]>): Pick<
-  Manifest,
-  "session_id" | "status" | "turn_count" | "event_count" | "created_at" | "updated_at" | "in_turn"
-> => f
 
 /** The error channel of {@link recentSessions}: reading the root itself failed. */
 export type RecentSessionsError = StoreIoError

@@ -54,7 +54,10 @@ describe("sessions catalog", () => {
       assert.strictEqual(fs.statSync(path.join(root, sessionsCatalogName)).mode & 0o777, 0o600)
       // A manifest the catalog holds is not read: a catalog entry is trusted while its signature holds.
       const catalog = JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8"))
-      catalog.sessions["s29"].summary.turn_count = 999
+      assert.strictEqual(catalog.version, 2)
+      // Rows are kept newest first: [name, sig, status, turns, events, created, updated, in_turn, s, ns].
+      assert.deepStrictEqual(catalog.sessions.map((row: Array<unknown>) => row[0]).slice(0, 3), ["s29", "s28", "s27"])
+      catalog.sessions[0][3] = 999
       fs.writeFileSync(path.join(root, sessionsCatalogName), JSON.stringify(catalog))
       const cached = yield* recentSessions(root, { limit: 1, saveCatalog: true }).pipe(Effect.provide(fresh()))
       assert.strictEqual(cached.sessions[0]?.turnCount, 999)
@@ -77,12 +80,46 @@ describe("sessions catalog", () => {
       // A damaged entry (a count that is not a number, a status outside the schema) is not trusted:
       // its manifest is read again, the other entries still serve.
       const good = JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8"))
-      good.sessions["s29"].summary.turn_count = "many"
-      good.sessions["s28"].summary.status = "sleeping"
+      const row = (name: string): Array<unknown> => good.sessions.find((r: Array<unknown>) => r[0] === name)
+      row("s29")[3] = "many"
+      row("s28")[2] = "sleeping"
+      row("s27").length = 5
       fs.writeFileSync(path.join(root, sessionsCatalogName), JSON.stringify(good))
       assert.deepStrictEqual(yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh())), truth)
       const repaired = JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8"))
-      assert.strictEqual(repaired.sessions["s29"].summary.turn_count, 7)
-      assert.strictEqual(repaired.sessions["s28"].summary.status, "completed")
+      const fixed = (name: string): Array<unknown> => repaired.sessions.find((r: Array<unknown>) => r[0] === name)
+      assert.strictEqual(fixed("s29")[3], 7)
+      assert.strictEqual(fixed("s28")[2], "completed")
+      assert.strictEqual(fixed("s27").length, 10)
+      // A catalog of another version is rebuilt, not misread.
+      fs.writeFileSync(path.join(root, sessionsCatalogName), JSON.stringify({ ...repaired, version: 1 }))
+      assert.deepStrictEqual(yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh())), truth)
+      assert.strictEqual(JSON.parse(fs.readFileSync(path.join(root, sessionsCatalogName), "utf8")).version, 2)
+    }))
+
+  it.effect("keeps a sanitised session id, ties and unparseable times in the order a listing without it gives", () =>
+    Effect.gen(function*() {
+      const root = path.join(yield* tempDir("logbook-catalog-"), "sessions")
+      const times = [
+        "2026-10-02T00:00:01Z",
+        "2026-10-02T00:00:01.000000001+00:00",
+        "not a time",
+        "2026-10-02T00:00:01Z"
+      ]
+      for (let i = 0; i < 12; i++) writeSession(root, `t${i}`, times[i % times.length] ?? "", i, 1_000 + i)
+      const odd = path.join(root, "t3", "manifest.json")
+      fs.writeFileSync(odd, fs.readFileSync(odd, "utf8").replace("\"session_id\":\"t3\"", "\"session_id\":\"t3/raw\""))
+      const truth = yield* recentSessions(root).pipe(Effect.provide(fresh()))
+      assert.strictEqual(truth.sessions.find((x) => x.id === "t3")?.manifestSessionId, "t3/raw")
+      const built = yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh()))
+      const catalogFile = path.join(root, sessionsCatalogName)
+      const before = fs.statSync(catalogFile).mtimeMs
+      fs.utimesSync(catalogFile, 5, 5)
+      const again = yield* recentSessions(root, { saveCatalog: true }).pipe(Effect.provide(fresh()))
+      assert.deepStrictEqual(built, truth)
+      assert.deepStrictEqual(again, truth)
+      // Nothing changed, so the catalog was not written again.
+      assert.notStrictEqual(before, 5_000)
+      assert.strictEqual(fs.statSync(catalogFile).mtimeMs, 5_000)
     }))
 })

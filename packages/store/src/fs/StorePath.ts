@@ -23,5 +23,12 @@ export const absolutePath = (path: string): string => {
 export const childPath = (parent: string, ...names: ReadonlyArray<string>): string =>
   hasDotDot(parent) ? [parent, ...names].join(NodePath.sep) : NodePath.join(parent, ...names)
 
+/**
+ * `childPath(parent, name)` without `name`: the prefix a plain child name (a directory entry) is
+ * appended to, so a scan of 20 000 session directories concatenates instead of normalising each
+ * joined path (a tenth of a `logbook sessions` listing).
+ */
+export const childPrefix = (parent: string): string => childPath(parent, "x").slice(0, -1)
+
 /** Whether `path` has a `..` component (either separator). */
 export const hasDotDot = (path: string): boolean => path.includes("..") && path.split(/[\\/]/).includes("..")
