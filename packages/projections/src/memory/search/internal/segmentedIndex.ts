@@ -570,11 +570,28 @@ const prunedCandidates = (
     terms.sort((a, b) => b.bound - a.bound)
     let rest = 0
     for (const t of terms) rest += t.bound
-    // Per segment: candidate document → its contribution at each query position.
-    const seen: Array<Map<number, Float64Array>> = index.segments.map(() => new Map())
-    const partial = (c: Float64Array): number => {
+    // The candidates, flat: slot i is document `slotDoc[i]` of the segment whose map holds it, its
+    // contribution at query position p in `contrib[i * q + p]` (0 until the term is looked up:
+    // what an absent term adds). One object per candidate was most of a common query's garbage.
+    const slotOf: Array<Map<number, number>> = index.segments.map(() => new Map())
+    const slotDoc: Array<number> = []
+    let contrib = new Float64Array(q * 1024)
+    const slotFor = (map: Map<number, number>, d: number): number => {
+      let slot = map.get(d)
+      if (slot !== undefined) return slot
+      slot = slotDoc.length
+      map.set(d, slot)
+      slotDoc.push(d)
+      if ((slot + 1) * q > contrib.length) {
+        const grown = new Float64Array(contrib.length * 2)
+        grown.set(contrib)
+        contrib = grown
+      }
+      return slot
+    }
+    const partial = (slot: number): number => {
       let sum = 0
-      for (const v of c) sum += v
+      for (let p = slot * q; p < slot * q + q; p++) sum += contrib[p] ?? 0
       return sum
     }
     let essential = 0
@@ -588,17 +605,16 @@ const prunedCandidates = (
       for (let si = 0; si < index.segments.length; si++) {
         const segment = index.segments[si]
         const entry = entries[si]?.get(t.term)
-        const map = seen[si]
+        const map = slotOf[si]
         if (segment === undefined || entry === undefined || map === undefined) continue
         const postings = yield* readPostings(segment, entry)
         const dead = segment.dead
         for (let i = 0; i < postings.length; i += 3) {
           const d = postings[i] ?? 0
           if (dead !== undefined && dead[d] === 1) continue
-          let c = map.get(d)
-          if (c === undefined) map.set(d, c = new Float64Array(q))
+          const base = slotFor(map, d) * q
           const v = bm25Term(t.idf, postings[i + 1] ?? 0, postings[i + 2] ?? 0, avgdl)
-          for (const p of t.positions) c[p] = v
+          for (const p of t.positions) contrib[base + p] = v
         }
       }
       rest -= t.bound
@@ -608,7 +624,7 @@ const prunedCandidates = (
         break
       }
       const top = makeLargest(k)
-      for (const map of seen) for (const c of map.values()) top.offer(partial(c))
+      for (let slot = 0; slot < slotDoc.length; slot++) top.offer(partial(slot))
       const theta = top.size() < k ? 0 : top.min()
       if (theta > 0 && Math.max(rest, 0) * MAX_RECENCY_MULTIPLIER * (1 + EPS) < theta * (1 - EPS)) {
         prunedAt = essential
@@ -621,32 +637,35 @@ const prunedCandidates = (
       for (let si = 0; si < index.segments.length; si++) {
         const segment = index.segments[si]
         const entry = entries[si]?.get(t.term)
-        const map = seen[si]
+        const map = slotOf[si]
         if (segment === undefined || entry === undefined || map === undefined || map.size === 0) continue
         const postings = yield* readPostings(segment, entry)
         const dead = segment.dead
-        for (const [d, c] of map) {
+        for (const [d, slot] of map) {
           if (dead !== undefined && dead[d] === 1) continue
           const at = findDoc(postings, d)
           if (at < 0) continue
           const v = bm25Term(t.idf, postings[at + 1] ?? 0, postings[at + 2] ?? 0, avgdl)
-          for (const p of t.positions) c[p] = v
+          for (const p of t.positions) contrib[slot * q + p] = v
         }
       }
     }
+    // In (segment, document) order: per segment, a numeric sort of (document, slot) packed in one
+    // double each (slots ≤ MAX_ESSENTIAL_POSTINGS < 2^17, so documents may reach 2^36).
     const seg: Array<number> = []
     const doc: Array<number> = []
     const lex: Array<number> = []
-    seen.forEach((map, si) => {
-      for (const d of [...map.keys()].sort((a, b) => a - b)) {
-        const c = map.get(d)
-        if (c === undefined) continue
+    slotOf.forEach((map, si) => {
+      const keys = new Float64Array(map.size)
+      let w = 0
+      for (const [d, slot] of map) keys[w++] = d * 2 ** 17 + slot
+      keys.sort()
+      for (const key of keys) {
+        const slot = key % 2 ** 17
         // In query order from 0: what adding each present term's contribution gives (absent ones add 0).
-        let sum = 0
-        for (let p = 0; p < q; p++) sum += c[p] ?? 0
         seg.push(si)
-        doc.push(d)
-        lex.push(sum)
+        doc.push(slotDoc[slot] ?? 0)
+        lex.push(partial(slot))
       }
     })
     return { seg, doc, lex }
