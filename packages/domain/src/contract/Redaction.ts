@@ -162,6 +162,25 @@ const isSecretWord = (words: ReadonlyArray<string>, i: number): boolean => {
  * describes the secret instead of holding it (`token_count`, `PASSWORD_FILE`, `secret_name`).
  */
 export const isSecretKey = (key: string): boolean => {
+  const known = secretKeys.get(key)
+  if (known !== undefined) return known
+  const secret = keyIsSecret(key)
+  remember(secretKeys, key, secret)
+  return secret
+}
+
+// Keys repeat across the values a reader redacts (every event has `type`, `item`, `text`…):
+// each is split and classified once, in a bounded cache that starts over when full.
+const KEY_CACHE = 4_096
+const secretKeys = new Map<string, boolean>()
+const shownKeys = new Map<string, string>()
+const remember = <A>(cache: Map<string, A>, key: string, value: A): void => {
+  if (key.length > 256) return
+  if (cache.size >= KEY_CACHE) cache.clear()
+  cache.set(key, value)
+}
+
+const keyIsSecret = (key: string): boolean => {
   const words = wordsOf(key)
   for (let i = 0; i < words.length; i++) if (isSecretWord(words, i)) return true
   // Words split at separators may still join into a secret name ("API-KEY", "Private_Key").
@@ -355,6 +374,15 @@ export const publicPath = (path: string): string => {
   return shown === path ? path : `${shown} [path-${digestOf(path)}]`
 }
 
+// A key as output shows it (control characters dropped, secrets in it redacted), once per key.
+const shownKey = (key: string): string => {
+  const known = shownKeys.get(key)
+  if (known !== undefined) return known
+  const shown = redactSecrets(dropControlCharacters(key))
+  remember(shownKeys, key, shown)
+  return shown
+}
+
 /**
  * Redacts a parsed JSON value for output (evidence, events shown on a terminal): the value of
  * every secret-named key ({@link isSecretKey}) becomes `"[REDACTED]"` unless it is a boolean or
@@ -369,7 +397,7 @@ export const redactJson = (value: unknown): unknown => {
     const out: Record<string, unknown> = {}
     for (const [key, inner] of Object.entries(value)) {
       const hidden = isSecretKey(key) && inner !== null && typeof inner !== "boolean"
-      out[redactSecrets(dropControlCharacters(key))] = hidden ? REDACTED : redactJson(inner)
+      out[shownKey(key)] = hidden ? REDACTED : redactJson(inner)
     }
     return out
   }
