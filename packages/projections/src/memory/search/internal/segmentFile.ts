@@ -264,13 +264,32 @@ export const decodeHeader = (
   if (!isInt(docs) || !isInt(postings) || !isInt(totalLength) || !isArr(sessions)) return undefined
   if (!isArr(blocks) || !isArr(docBlocks)) return undefined
   const end = size - FOOTER - bytes.length
-  const ref = (o: unknown, l: unknown, c: unknown): BlockRef | undefined =>
-    isInt(o) && isInt(l) && isInt(c) && o + l <= end ? { offset: o, length: l, crc: c } : undefined
+  // Indexed loops, no destructuring: a one-shot search decodes 24 headers of about a thousand
+  // rows each before V8 has optimised anything, and array destructuring runs the iterator
+  // protocol per row there (two thirds of opening a 20 000-session index).
+  const refs = (rows: ReadonlyArray<unknown>, first: number): Array<BlockRef> | undefined => {
+    const out: Array<BlockRef> = []
+    for (let i = 0; i < rows.length; i++) {
+      const b = rows[i]
+      if (!isArr(b)) return undefined
+      const o = b[first]
+      const l = b[first + 1]
+      const c = b[first + 2]
+      if (!isInt(o) || !isInt(l) || !isInt(c) || o + l > end) return undefined
+      out.push({ offset: o, length: l, crc: c })
+    }
+    return out
+  }
   const outSessions: Array<SegmentSession> = []
   let covered = 0
-  for (const s of sessions) {
+  for (let i = 0; i < sessions.length; i++) {
+    const s = sessions[i]
     if (!isArr(s)) return undefined
-    const [name, sig, start, count, length] = s
+    const name = s[0]
+    const sig = s[1]
+    const start = s[2]
+    const count = s[3]
+    const length = s[4]
     if (typeof name !== "string" || typeof sig !== "string" || !isInt(start) || !isInt(count) || !isInt(length)) {
       return undefined
     }
@@ -280,28 +299,15 @@ export const decodeHeader = (
   }
   if (covered !== docs) return undefined
   const blockTerms: Array<string> = []
-  const outBlocks: Array<BlockRef> = []
-  for (const b of blocks) {
+  for (let i = 0; i < blocks.length; i++) {
+    const b = blocks[i]
     if (!isArr(b) || typeof b[0] !== "string") return undefined
-    const got = ref(b[1], b[2], b[3])
-    if (got === undefined) return undefined
     blockTerms.push(b[0])
-    outBlocks.push(got)
   }
-  const outDocs: Array<BlockRef> = []
-  for (const b of docBlocks) {
-    if (!isArr(b)) return undefined
-    const got = ref(b[0], b[1], b[2])
-    if (got === undefined) return undefined
-    outDocs.push(got)
-  }
-  const outSnippets: Array<BlockRef> = []
-  for (const b of snippetBlocks) {
-    if (!isArr(b)) return undefined
-    const got = ref(b[0], b[1], b[2])
-    if (got === undefined) return undefined
-    outSnippets.push(got)
-  }
+  const outBlocks = refs(blocks, 1)
+  const outDocs = refs(docBlocks, 0)
+  const outSnippets = refs(snippetBlocks, 0)
+  if (outBlocks === undefined || outDocs === undefined || outSnippets === undefined) return undefined
   const blocksNeeded = Math.ceil(docs / DOCS_PER_BLOCK)
   if (outDocs.length !== blocksNeeded || outSnippets.length !== blocksNeeded || postings > end) return undefined
   return {
