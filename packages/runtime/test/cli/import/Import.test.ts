@@ -481,11 +481,14 @@ describe("logbook import", () => {
         assert.include(run.stdout, `Roo Code: 3 files in ${rooTasks}: 1 created`)
         assert.include(
           run.stdout,
-          `Cursor: 3 files in ${path.join(home, ".cursor", "projects")}, ${
+          `Cursor: 1 file and 2 sessions from 1 database in ${path.join(home, ".cursor", "projects")}, ${
             path.join(cursorIde, "state.vscdb")
           }: 3 created`
         )
-        assert.include(run.stdout, `OpenCode: 2 files in ${path.join(opencode, "opencode.db")}: 2 created`)
+        assert.include(
+          run.stdout,
+          `OpenCode: 2 sessions from 1 database in ${path.join(opencode, "opencode.db")}: 2 created`
+        )
         assert.strictEqual(fs.readdirSync(dir).length, 14)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
