@@ -4,13 +4,16 @@
  * here into the document `opencode export` writes (`{info, messages}`). Turns equal the prompts,
  * texts, reasoning and the `write` edit match, tokens equal the source's `step-finish` parts, source
  * times, `verify` clean, re-import byte-identical, and an export that gained a message imports to the
- * same log as importing it whole.
+ * same log as importing it whole — also when OpenCode filled in an earlier message in the meantime
+ * (a user message's `summary`), and from an import state saved when exports were digested by
+ * their JSON text.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { SessionFs, sessionPaths, SessionRegistry } from "@logbook/store"
 import { tempDir } from "@logbook/testkit"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
@@ -53,8 +56,15 @@ const messages: ReadonlyArray<Message> = JSON.parse(fs.readFileSync(path.join(di
 const session = `opencode-${info.id}`
 
 /** Writes what `opencode export <id>` prints for these objects: `{info, messages}`, two-space indented. */
-const writeExport = (file: string, upTo: number = messages.length): void =>
-  fs.writeFileSync(file, JSON.stringify({ info, messages: messages.slice(0, upTo) }, null, 2))
+const writeExport = (file: string, upTo: number = messages.length, from = messages): void =>
+  fs.writeFileSync(file, JSON.stringify({ info, messages: from.slice(0, upTo) }, null, 2))
+
+/** The messages as an export taken during the first turn has them: no `summary` on the prompt yet. */
+const beforeSummary: ReadonlyArray<Message> = messages.map((m, i) => {
+  if (i !== 0) return m
+  const { summary: _summary, ...rest } = m.info as Message["info"] & { readonly summary?: unknown }
+  return { ...m, info: rest }
+})
 
 const run = (sessionsDir: string, format: "opencode" | "auto", paths: ReadonlyArray<string>) =>
   importSessions({ sessionsDir, format, paths }).pipe(Effect.provide(storeLayer))
@@ -131,6 +141,56 @@ describe("Importer on a real OpenCode 1.15.7 session", () => {
       // Still being written (its mtime is newer than the idle window): the open turn stays open.
       writeExport(file, messages.length - 1)
       yield* run(half, "opencode", [file])
+      writeExport(file)
+      yield* settled(file)
+      const second = yield* run(half, "opencode", [file])
+      assert.strictEqual(second.sessions_updated, 1, JSON.stringify(second.sources))
+      assert.strictEqual(
+        fs.readFileSync(sessionPaths(half, session).events, "base64"),
+        fs.readFileSync(sessionPaths(whole, session).events, "base64")
+      )
+    }))
+
+  it.effect("an earlier message OpenCode filled in since (the prompt's summary) does not refuse the grown export", () =>
+    Effect.gen(function*() {
+      const whole = yield* tempDir("import-opencode-real-whole")
+      const half = yield* tempDir("import-opencode-real-half")
+      const src = yield* tempDir("import-opencode-real-src")
+      const file = path.join(src, `${info.id}.json`)
+      writeExport(file)
+      yield* settled(file)
+      yield* run(whole, "opencode", [file])
+      assert.notDeepEqual(beforeSummary[0], messages[0])
+      writeExport(file, messages.length - 1, beforeSummary)
+      yield* run(half, "opencode", [file])
+      writeExport(file)
+      yield* settled(file)
+      const second = yield* run(half, "opencode", [file])
+      assert.strictEqual(second.sessions_updated, 1, JSON.stringify(second.sources))
+      assert.strictEqual(
+        fs.readFileSync(sessionPaths(half, session).events, "base64"),
+        fs.readFileSync(sessionPaths(whole, session).events, "base64")
+      )
+    }))
+
+  it.effect("an import state saved when exports were digested by their JSON text is still taken up", () =>
+    Effect.gen(function*() {
+      const whole = yield* tempDir("import-opencode-real-whole")
+      const half = yield* tempDir("import-opencode-real-half")
+      const src = yield* tempDir("import-opencode-real-src")
+      const file = path.join(src, `${info.id}.json`)
+      writeExport(file)
+      yield* settled(file)
+      yield* run(whole, "opencode", [file])
+      const upTo = messages.length - 1
+      writeExport(file, upTo)
+      yield* run(half, "opencode", [file])
+      // What the state of that earlier version held: the digest of the messages' JSON text.
+      const stateFile = sessionPaths(half, session).importState
+      const state = JSON.parse(fs.readFileSync(stateFile, "utf8"))
+      const former = createHash("sha256")
+      for (const m of messages.slice(0, upTo)) former.update(JSON.stringify(m))
+      fs.writeFileSync(stateFile, JSON.stringify({ ...state, prefix_sha256: former.digest("hex") }))
       writeExport(file)
       yield* settled(file)
       const second = yield* run(half, "opencode", [file])
