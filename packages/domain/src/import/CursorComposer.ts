@@ -3,7 +3,8 @@
  * (docs/import.md#cursor-ide-database). The importer feeds the composer's `composerData:<id>`
  * value, then its bubbles (`bubbleId:<composerId>:<bubbleId>` values, in the order of the
  * composer's `fullConversationHeadersOnly`, or the inline `conversation` of older versions). A
- * user bubble (`type: 1`) with text opens a turn; an assistant bubble (`type: 2`) gives its
+ * user bubble (`type: 1`, `"user"` in the older chat panel's tabs) with text opens a turn; an
+ * assistant bubble (`type: 2`, `"ai"`) gives its
  * `text`, its `thinking.text` as reasoning, its `toolFormerData` tool call (a terminal command, a
  * file edit, or any other tool with its arguments and result) and its `tokenCount` as usage.
  *
@@ -122,7 +123,9 @@ export const stepCursorComposer = (state: CursorComposerState, record: unknown):
   const ts = isoTime(field(record, "createdAt"))
   let cursor = seen(state.cursor, ts)
   const at = cursor.lastTs
-  const type = num(record, "type")
+  // The chat panel of older versions writes `type: "user"` / `"ai"` for the composer's 1 / 2.
+  const kind = str(record, "type")
+  const type = kind === "user" ? 1 : kind === "ai" ? 2 : num(record, "type")
   const text = str(record, "text") ?? ""
   if (type === 1) {
     if (text.trim().length === 0) return { state: { ...state, cursor }, events: [], skipped: "user bubble: no text" }

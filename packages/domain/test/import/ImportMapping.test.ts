@@ -1,7 +1,7 @@
 /**
  * The pure import mappers on hand-made records for what the real fixtures lack: Claude subagent
  * identities naming their parent, Codex forked threads, user-shell commands, patches, aborted
- * turns and repeated token totals counted once.
+ * turns and repeated token totals counted once; the bubbles of Cursor's older chat panel.
  */
 import { assert, describe, it } from "@effect/vitest"
 import type { ImportIdentity, ImportMapper, ThreadEvent } from "@logbook/domain"
@@ -11,6 +11,7 @@ import {
   codexRolloutIdentity,
   codexRolloutMapper,
   copilotEventsMapper,
+  cursorComposerMapper,
   isClaudePrompt,
   patchChanges
 } from "@logbook/domain"
@@ -170,5 +171,25 @@ describe("Claude Code mapping", () => {
       status: "completed",
       message: "Background command \"Run tests\" completed (exit code 0)"
     })
+  })
+})
+
+describe("Cursor IDE mapping", () => {
+  it("the older chat panel's bubbles (type \"user\" / \"ai\") are prompts and answers like the composer's 1 / 2", () => {
+    const events = runMapper(cursorComposerMapper, { sessionId: "cursor-ide-tab", threadId: "tab" }, [
+      { composerId: "tab", createdAt: 1_731_818_231_743, conversation: [] },
+      { type: "user", id: "b1", text: "create a dedicated page" },
+      { type: "ai", id: "b2", text: "I'll help you create it." },
+      { type: "user", id: "b3", text: "" },
+      { type: "bot", id: "b4", text: "not a kind Cursor writes" }
+    ])
+    assert.deepStrictEqual(
+      events.flatMap((e) => e.type === "turn.started" ? [e.context?.goal] : []),
+      ["create a dedicated page"]
+    )
+    assert.deepStrictEqual(
+      events.flatMap((e) => e.type === "item.completed" && e.item.type === "agent_message" ? [e.item.text] : []),
+      ["I'll help you create it."]
+    )
   })
 })

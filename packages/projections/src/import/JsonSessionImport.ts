@@ -22,6 +22,7 @@ import { bump } from "./internal/counts.ts"
 import type { AnyMapper } from "./internal/formatRegistry.ts"
 import { mappers, withPathParent } from "./internal/formatRegistry.ts"
 import { prepare } from "./internal/importAdmission.ts"
+import { openCodeExportDigest } from "./internal/openCodeDigest.ts"
 import { atSourceTime } from "./internal/sourceClock.ts"
 import { isMessageEvent } from "./JsonlImport.ts"
 
@@ -139,7 +140,11 @@ export const importJsonSession = (
     const value = parsed?._tag === "Records" && parsed.values.length === 1 ? parsed.values[0] : undefined
     const session = aider ? aiderSessionOf(bytes.value, path, finished) : jsonSessionOf(value, path, format)
     if (session === undefined || (format !== "auto" && format !== session.format)) return notSession
-    return yield* importSessionRecords(sessionsDir, path, session, notSession, finished, dryRun)
+    // OpenCode updates finished messages in place (internal/openCodeDigest.ts); exports were
+    // digested by their JSON text before.
+    return yield* session.format === "opencode"
+      ? importSessionRecords(sessionsDir, path, session, notSession, finished, dryRun, openCodeExportDigest, wholeText)
+      : importSessionRecords(sessionsDir, path, session, notSession, finished, dryRun)
   })
 
 /**
@@ -174,7 +179,8 @@ export const importSessionRecords = (
   notSession: SourceReport,
   finished: boolean,
   dryRun: boolean,
-  digestOf: MessageDigest = wholeText
+  digestOf: MessageDigest = wholeText,
+  formerDigestOf?: MessageDigest
 ) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
@@ -196,12 +202,18 @@ export const importSessionRecords = (
     const previous = prepared.previous
     const done = Option.isSome(previous) ? previous.value.offset : 0
     const hash = createHash("sha256")
+    // A state saved while the format's digest was another one (`formerDigestOf`) is accepted too;
+    // the state saved by this import uses `digestOf`.
+    const former = formerDigestOf === undefined ? undefined : createHash("sha256")
+    const samePrefix = (saved: string): boolean =>
+      hash.copy().digest("hex") === saved || former?.copy().digest("hex") === saved
     const records: Array<unknown> = Option.isNone(previous) ? [header] : []
     for (let i = 0; i < messages.length; i++) {
-      if (i === done && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256) {
+      if (i === done && Option.isSome(previous) && !samePrefix(previous.value.prefix_sha256)) {
         return refused("messages imported before have changed since; nothing was merged")
       }
       hash.update(digestOf(messages[i]))
+      if (former !== undefined && formerDigestOf !== undefined) former.update(formerDigestOf(messages[i]))
       if (i >= done) records.push(messages[i])
     }
     if (Option.isSome(previous)) {
@@ -209,7 +221,7 @@ export const importSessionRecords = (
         return refused(`fewer messages than were already imported (${done})`)
       }
       if (messages.length === done) {
-        if (hash.copy().digest("hex") !== previous.value.prefix_sha256) {
+        if (!samePrefix(previous.value.prefix_sha256)) {
           return refused("messages imported before have changed since; nothing was merged")
         }
         if (!finished || prepared.run.cursor()?.finished === true) return base

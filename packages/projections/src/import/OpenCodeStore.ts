@@ -19,6 +19,7 @@ import * as NodePath from "node:path"
 import type { DatabaseSync, SQLOutputValue } from "node:sqlite"
 import { emptyReport } from "./ImportReport.ts"
 import type { SkippedLine, SourceReport } from "./ImportReport.ts"
+import { openCodeMessageDigest } from "./internal/openCodeDigest.ts"
 import type { SqliteReader } from "./internal/sqliteFile.ts"
 import { columnsOf, openSqlite, tablesOf } from "./internal/sqliteFile.ts"
 import { importSessionRecords, withSkipped } from "./JsonSessionImport.ts"
@@ -241,23 +242,6 @@ export const isCompleteMessage = (message: AssembledMessage): boolean => {
     message.info["error"] !== undefined
 }
 
-/**
- * What identifies a message of an OpenCode store for the incremental digest: its id and its
- * parts' ids. OpenCode updates finished messages in place (a summary added to a user message,
- * old tool outputs marked compacted), so their JSON text cannot serve; a message deleted or
- * replaced (a revert) changes its ids and is refused like a changed prefix.
- */
-export const storeMessageDigest = (message: unknown): string => {
-  if (!Predicate.isReadonlyObject(message)) return ""
-  const info = message["info"]
-  const parts = message["parts"]
-  const id = Predicate.isReadonlyObject(info) && typeof info["id"] === "string" ? info["id"] : ""
-  const partIds = Array.isArray(parts)
-    ? parts.map((p: unknown) => (Predicate.isReadonlyObject(p) && typeof p["id"] === "string" ? p["id"] : ""))
-    : []
-  return JSON.stringify([id, partIds])
-}
-
 /** Where an OpenCode store is: its database file, or its legacy `storage/` directory. */
 export type OpenCodeStoreKind = "database" | "storage"
 
@@ -292,7 +276,7 @@ export const importOpenCodeStore = (
           notSession,
           finished,
           dryRun,
-          storeMessageDigest
+          openCodeMessageDigest
         )
         return withSkipped(report, session.problems)
       })

@@ -165,7 +165,7 @@ describe("Importer on Cursor's state.vscdb", () => {
       const strict = yield* run(sessions, "cursor", [dir])
       assert.deepStrictEqual(strict.sources.map((s) => [s.status, s.reason]), [[
         "failed",
-        "not a Cursor state.vscdb (expected a cursorDiskKV table)"
+        "not a Cursor state.vscdb (expected a cursorDiskKV table, or an ItemTable with Cursor's chats)"
       ]])
       const auto = yield* run(sessions, "auto", [dir])
       assert.deepStrictEqual(auto.sources.map((s) => s.status), ["ignored"])

@@ -109,6 +109,31 @@ const defaultPaths = (format: ImportFormat | "auto") =>
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
 
+const isDatabase = (path: string): boolean => path.endsWith(".db") || path.endsWith(".vscdb")
+
+/**
+ * What an agent's sources were, for its `import all` line: files, and the sessions read from databases
+ * (OpenCode's `opencode.db`, Cursor's `state.vscdb`), whose sources are `<database>#<session id>` rather
+ * than files.
+ */
+const whatWasRead = (sources: ReadonlyArray<{ readonly path: string }>): string => {
+  const databases = new Set<string>()
+  let files = 0
+  let sessions = 0
+  for (const { path } of sources) {
+    const hash = path.lastIndexOf("#")
+    const database = hash > 0 && isDatabase(path.slice(0, hash)) ? path.slice(0, hash) : undefined
+    if (database !== undefined) {
+      databases.add(database)
+      sessions++
+    } else if (isDatabase(path)) databases.add(path) // a database that could not be read as a whole
+    else files++
+  }
+  const fromDatabases = `${plural(sessions, "session")} from ${plural(databases.size, "database")}`
+  if (databases.size === 0) return plural(files, "file")
+  return files === 0 ? fromDatabases : `${plural(files, "file")} and ${fromDatabases}`
+}
+
 const summaryLines = (report: ImportReport, sessionsDir: string, next: string, dryRun: boolean): Array<string> => {
   const lines = [
     `${dryRun ? "Dry run (nothing written): would import" : "Imported"} ${
@@ -335,7 +360,7 @@ const existingDefaults = (format: ImportFormat) =>
     for (const path of all) {
       const info = yield* Effect.option(fs.lstat(path))
       const type = Option.isSome(info) && Option.isSome(info.value) ? info.value.value.type : undefined
-      if (type === "Directory" || (type === "File" && (path.endsWith(".db") || path.endsWith(".vscdb")))) {
+      if (type === "Directory" || (type === "File" && isDatabase(path))) {
         found.push(path)
       }
     }
@@ -388,7 +413,7 @@ const runAll = (json: boolean, watch: WatchOptions) =>
       const done = perAgent.find((a) => a.format === l.format)
       if (done === undefined) return `${l.agent}: nothing found (looked in ${l.all.join(", ")})`
       const r = done.report
-      return `${l.agent}: ${plural(r.sources.length, "file")} in ${done.paths.join(", ")}: ${r.sessions_created} ` +
+      return `${l.agent}: ${whatWasRead(r.sources)} in ${done.paths.join(", ")}: ${r.sessions_created} ` +
         `created, ${r.sessions_updated} updated, ${r.sessions_unchanged} unchanged, ${r.sources_failed} failed, ` +
         `${r.sources_empty} empty`
     })

@@ -112,6 +112,57 @@ describe("logbook import", () => {
   )
 
   it.effect(
+    "import cursor takes the real Cursor 0.4x workspace state.vscdb (chats in ItemTable) with exit 0, verify clean on each chat, and auto finds it unchanged",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const src = yield* tempDir("import-cli-cursor-ide")
+        fs.copyFileSync(
+          path.join(realdata, "cursor-ide", "cursor-history", "state.vscdb"),
+          path.join(src, "state.vscdb")
+        )
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+        const first = yield* logbook(["--sessions-dir", dir, "import", "cursor", src])
+        assert.strictEqual(first.exitCode, 0, `${first.stdout}${first.stderr}`)
+        assert.include(first.stdout, "31 created")
+        const sessions = fs.readdirSync(dir).filter((name) => name.startsWith("cursor-ide-")).sort()
+        assert.strictEqual(sessions.length, 31)
+        for (const session of sessions) {
+          const verify = yield* logbook(["--sessions-dir", dir, "verify", session])
+          assert.strictEqual(verify.exitCode, 0, `${session}: ${verify.stdout}${verify.stderr}`)
+        }
+        const before = eventsFiles(dir)
+        const again = yield* logbook(["--sessions-dir", dir, "import", "auto", src, "--json"])
+        assert.strictEqual(again.exitCode, 0, again.stderr)
+        const report: Report = JSON.parse(again.stdout)
+        assert.strictEqual(report.sessions_unchanged, 31)
+        assert.deepStrictEqual(eventsFiles(dir), before)
+      }),
+    120_000
+  )
+
+  it.effect(
+    "import opencode takes the real OpenCode 1.15.7 session, joined into the export document, with exit 0 and verify clean",
+    () =>
+      Effect.gen(function*() {
+        const dir = yield* tempDir("import-cli")
+        const src = yield* tempDir("import-cli-opencode")
+        const real = path.join(realdata, "opencode", "opencode-export-html__t8v6Igr8")
+        const info = JSON.parse(fs.readFileSync(path.join(real, "session.json"), "utf8"))
+        const messages = JSON.parse(fs.readFileSync(path.join(real, "messages.json"), "utf8"))
+        const file = path.join(src, `${info.id}.json`)
+        fs.writeFileSync(file, JSON.stringify({ info, messages }, null, 2))
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+        const run = yield* logbook(["--sessions-dir", dir, "import", "opencode", file])
+        assert.strictEqual(run.exitCode, 0, `${run.stdout}${run.stderr}`)
+        assert.include(run.stdout, "1 created")
+        const verify = yield* logbook(["--sessions-dir", dir, "verify", `opencode-${info.id}`])
+        assert.strictEqual(verify.exitCode, 0, `${verify.stdout}${verify.stderr}`)
+      }),
+    120_000
+  )
+
+  it.effect(
     "an import derives each session's memory view, so facts, search and explain work on the imported sessions",
     () =>
       Effect.gen(function*() {
@@ -481,11 +532,14 @@ describe("logbook import", () => {
         assert.include(run.stdout, `Roo Code: 3 files in ${rooTasks}: 1 created`)
         assert.include(
           run.stdout,
-          `Cursor: 3 files in ${path.join(home, ".cursor", "projects")}, ${
+          `Cursor: 1 file and 2 sessions from 1 database in ${path.join(home, ".cursor", "projects")}, ${
             path.join(cursorIde, "state.vscdb")
           }: 3 created`
         )
-        assert.include(run.stdout, `OpenCode: 2 files in ${path.join(opencode, "opencode.db")}: 2 created`)
+        assert.include(
+          run.stdout,
+          `OpenCode: 2 sessions from 1 database in ${path.join(opencode, "opencode.db")}: 2 created`
+        )
         assert.strictEqual(fs.readdirSync(dir).length, 14)
         const json = yield* logbook(["--sessions-dir", dir, "import", "all", "--json"], { env })
         const report = JSON.parse(json.stdout)
