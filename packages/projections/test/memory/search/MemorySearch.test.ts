@@ -13,7 +13,6 @@ import { Effect, Layer, Schema, Stream } from "effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { SearchIndex, sessionDocs } from "../../../src/memory/search/internal/searchIndex.ts"
-import { decodeSnapshot, encodeSnapshot } from "../../../src/memory/search/internal/searchSnapshot.ts"
 import { refreshSearchIndex, searchMemory, searchSnapshotName } from "../../../src/memory/search/MemorySearch.ts"
 import { SearchIndexCache } from "../../../src/memory/search/SearchIndexCache.ts"
 import { recentSessions } from "../../../src/session/RecentSessions.ts"
@@ -345,9 +344,11 @@ describe("SearchIndex", () => {
       const text = query.map((w) => WORDS[w] ?? "").join(" ")
       const options = { maxResults: k, minScore: 0, now: NOW }
       const got = incremental.search(text, options).map((h) => [h.chunkId, h.score])
-      const reloaded = decodeSnapshot("facts", encodeSnapshot("facts", incremental.pack()))
-      if (reloaded === undefined) return assert.fail("the snapshot of the index does not decode")
-      assert.deepStrictEqual(new SearchIndex(reloaded).search(text, options).map((h) => [h.chunkId, h.score]), got)
+      // An index rebuilt from its packed arrays (what a segment stores) ranks the same.
+      assert.deepStrictEqual(
+        new SearchIndex(incremental.pack()).search(text, options).map((h) => [h.chunkId, h.score]),
+        got
+      )
       const want = scratch.scoreAll(text, options).map((h) => [h.chunkId, h.score])
       assert.deepStrictEqual(got, want)
       // And the full scoring agrees with the formula computed naively.
