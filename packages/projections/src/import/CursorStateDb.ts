@@ -62,6 +62,18 @@ const hasItemChats = (db: DatabaseSync): boolean =>
  */
 export const isCursorStateDb = (db: DatabaseSync): boolean => isKeyValueTable(db, "cursorDiskKV") || hasItemChats(db)
 
+/**
+ * Whether the `state.vscdb` at `path` holds Cursor chats ({@link isCursorStateDb}): how `import
+ * cursor` picks, out of the workspace databases Cursor keeps (one per folder ever opened, most
+ * without a chat), those worth importing. A database that cannot be opened or read counts as one,
+ * so that its import says why.
+ */
+export const hasCursorChats = (path: string): Effect.Effect<boolean> =>
+  Effect.scoped(Effect.gen(function*() {
+    const reader = yield* openSqlite(path)
+    return yield* reader.read("the schema", isCursorStateDb)
+  })).pipe(Effect.catch(() => Effect.succeed(true)))
+
 /** One chat as read: its composer value, its bubbles in order, and what was left out. */
 interface Chat {
   readonly id: string

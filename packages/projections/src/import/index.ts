@@ -4,6 +4,7 @@
  * discovery, admission, the JSONL pipeline or the whole-file JSON import per source);
  * `ImportReport` is what it reports.
  */
+export { hasCursorChats } from "./CursorStateDb.ts"
 export * from "./ForeignLines.ts"
 export * from "./Importer.ts"
 export * from "./ImportReport.ts"

@@ -13,6 +13,7 @@ import type { ImportReport, SourceReport } from "@logbook/projections"
 import {
   deriveImportedMemory,
   emptyReport,
+  hasCursorChats,
   importInput,
   importSessions,
   isEmptySource,
@@ -357,12 +358,35 @@ const existingDefaults = (format: ImportFormat) =>
     const fs = yield* SessionFs
     const found: Array<string> = []
     const all = yield* defaultPaths(format)
+    const typeOf = (path: string) =>
+      Effect.map(
+        Effect.option(fs.lstat(path)),
+        (info) => Option.isSome(info) && Option.isSome(info.value) ? info.value.value.type : undefined
+      )
     for (const path of all) {
-      const info = yield* Effect.option(fs.lstat(path))
-      const type = Option.isSome(info) && Option.isSome(info.value) ? info.value.value.type : undefined
+      const type = yield* typeOf(path)
       if (type === "Directory" || (type === "File" && isDatabase(path))) {
         found.push(path)
       }
+    }
+    if (format === "cursor") {
+      // Older Cursor versions kept each folder's chats in that folder's workspace database: the
+      // ones that hold chats are imported (most workspaces have none, and are not reported).
+      const dir = yield* home
+      const roots = [
+        NodePath.join(dir, ".config", "Cursor", "User", "workspaceStorage"),
+        NodePath.join(dir, "Library", "Application Support", "Cursor", "User", "workspaceStorage")
+      ]
+      for (const root of roots) {
+        if ((yield* typeOf(root)) !== "Directory") continue
+        const entries = yield* Effect.orElseSucceed(fs.listDirTypes(root), () => [])
+        for (const entry of entries) {
+          if (entry.type !== "Directory") continue
+          const db = NodePath.join(root, entry.name, "state.vscdb")
+          if ((yield* typeOf(db)) === "File" && (yield* hasCursorChats(db))) found.push(db)
+        }
+      }
+      all.push(...roots.map((root) => NodePath.join(root, "*", "state.vscdb")))
     }
     return { all, found }
   })
@@ -542,11 +566,12 @@ export const importCommand = Command.make(
     ),
     formatCommand(
       "cursor",
-      "Import Cursor agent transcripts and IDE chats (default: ~/.cursor/projects, the global state.vscdb)",
+      "Import Cursor agent transcripts and IDE chats (default: ~/.cursor/projects, the state.vscdb databases)",
       "Import Cursor agent transcripts (<project>/agent-transcripts/<id>.jsonl or <id>/<id>.jsonl; they carry " +
         "no times, tokens or (mostly) tool calls) and the IDE's chats from its state.vscdb (read-only; one " +
-        "session per chat, cursor-ide-<composer id>). Without PATH, reads ~/.cursor/projects and the global " +
-        "state.vscdb below ~/.config/Cursor (Linux) or ~/Library/Application Support/Cursor (macOS).",
+        "session per chat, cursor-ide-<composer id>). Without PATH, reads ~/.cursor/projects, the global " +
+        "state.vscdb below ~/.config/Cursor (Linux) or ~/Library/Application Support/Cursor (macOS), and " +
+        "the workspace databases there (User/workspaceStorage/*/state.vscdb) that hold chats.",
       "logbook import cursor ~/.cursor/projects"
     ),
     formatCommand(

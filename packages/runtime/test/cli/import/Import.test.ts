@@ -142,6 +142,44 @@ describe("logbook import", () => {
   )
 
   it.effect(
+    "import cursor and import all without PATH take the workspace databases that hold chats and pass over those that hold none",
+    () =>
+      Effect.gen(function*() {
+        const home = yield* tempDir("import-home")
+        const storage = path.join(home, ".config", "Cursor", "User", "workspaceStorage")
+        for (const name of ["a1", "b2", "c3"]) fs.mkdirSync(path.join(storage, name), { recursive: true })
+        fs.copyFileSync(
+          path.join(realdata, "cursor-ide", "cursor-history", "state.vscdb"),
+          path.join(storage, "a1", "state.vscdb")
+        )
+        // A workspace Cursor opened but never chatted in: VS Code's ItemTable without Cursor's keys.
+        const { DatabaseSync } = yield* Effect.promise(() => import("node:sqlite"))
+        const empty = new DatabaseSync(path.join(storage, "b2", "state.vscdb"))
+        empty.exec("CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)")
+        empty.prepare("INSERT INTO ItemTable VALUES (?, ?)").run("workbench.explorer.treeViewState", "{}")
+        empty.close()
+        yield* TestClock.setTime(Date.parse("2030-01-01T00:00:00Z"))
+        const dir = yield* tempDir("import-cli")
+        const env = { HOME: home, CODEX_HOME: path.join(home, "no-codex"), XDG_DATA_HOME: "" }
+        const run = yield* logbook(["--sessions-dir", dir, "import", "cursor"], { env })
+        assert.strictEqual(run.exitCode, 0, `${run.stdout}${run.stderr}`)
+        assert.include(run.stdout, "31 created")
+        assert.notInclude(run.stdout, path.join(storage, "b2"))
+        assert.strictEqual(fs.readdirSync(dir).filter((name) => name.startsWith("cursor-ide-")).length, 31)
+        const all = yield* logbook(["--sessions-dir", dir, "import", "all"], { env })
+        assert.strictEqual(all.exitCode, 0, all.stderr)
+        assert.include(
+          all.stdout,
+          `Cursor: 31 sessions from 1 database in ${
+            path.join(storage, "a1", "state.vscdb")
+          }: 0 created, 0 updated, 31 unchanged`
+        )
+        assert.notInclude(all.stdout, path.join(storage, "b2"))
+      }),
+    120_000
+  )
+
+  it.effect(
     "import opencode takes the real OpenCode 1.15.7 session, joined into the export document, with exit 0 and verify clean",
     () =>
       Effect.gen(function*() {
