@@ -504,11 +504,11 @@ export const importCommand = Command.make(
   ({ allowEmpty, dryRun, json }) => runAll(json, { watch: false, interval: 2, dryRun, allowEmpty })
 ).pipe(
   Command.withShortDescription(
-    "Import Codex CLI, Claude Code and Gemini CLI sessions and `codex exec --json` output"
+    "Import the sessions of Codex, Claude Code, Gemini, Copilot CLI, Cline, Roo Code, Cursor, Aider and OpenCode"
   ),
   Command.withDescription(
     "Import the sessions other agents already wrote, one Logbook session per source thread " +
-      "(codex-<thread id>, claude-<session id>). Re-importing is idempotent: unchanged sources write " +
+      "(<agent>-<source id>: codex-<thread id>, claude-<session id>, …). Re-importing is idempotent: unchanged sources write " +
       "nothing, grown ones only their new records, changed ones are refused. Without a subcommand, imports " +
       "every supported agent's default locations, as `import all`. See docs/import.md."
   ),

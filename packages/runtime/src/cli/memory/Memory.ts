@@ -246,7 +246,8 @@ export const searchCommand = Command.make(
   Command.withDescription(
     "Rank every session's grounded facts (--scope facts, the default) or retained turns (--scope history) by BM25 " +
       "(k1 1.2, b 0.75) times a mild recency multiplier (at most +10 %, half-life 30 days); ties by chunk id. " +
-      "Keeps an index snapshot under the sessions root so later searches only re-read changed sessions."
+      "Keeps an on-disk index under the sessions root (docs/search.md) so later searches read only their terms and " +
+      "re-index only changed sessions."
   ),
   Command.withExamples([
     { command: "logbook search \"flaky login test\"", description: "The facts that best match" },
