@@ -11,6 +11,7 @@
 import type { GoalSnapshot, ProgressLedger } from "@logbook/domain"
 import {
   decodeGoalSnapshotText,
+  decodeMemoryViewText,
   decodeProgressText,
   readMemoryFactsText,
   redactJson,
@@ -148,8 +149,12 @@ export const fleetHandlers = (target: FleetTarget) => {
     const sessions = yield* Effect.forEach(
       page.items,
       (row) =>
-        replicatedFile(target, row.session_id, GOAL, decodeGoalSnapshotText).pipe(
-          Effect.map(goalLine),
+        Effect.gen(function*() {
+          const goal = yield* replicatedFile(target, row.session_id, GOAL, decodeGoalSnapshotText)
+          if (Option.isSome(goal)) return goalLine(goal, null)
+          const view = yield* replicatedFile(target, row.session_id, MEMORY_VIEW, decodeMemoryViewText)
+          return goalLine(goal, Option.isSome(view) ? view.value.objective : null)
+        }).pipe(
           Effect.orElseSucceed(() => null),
           Effect.map((goal) => ({ ...row, goal }))
         )

@@ -20,7 +20,14 @@ import {
   searchMemory
 } from "@logbook/projections"
 import type { SessionPaths } from "@logbook/store"
-import { loadGoalSnapshot, loadProgress, memoryViewPath, SessionFs, sha256Hex } from "@logbook/store"
+import {
+  loadGoalSnapshot,
+  loadProgress,
+  memoryViewPath,
+  readStoredMemoryView,
+  SessionFs,
+  sha256Hex
+} from "@logbook/store"
 import { Effect, Option, Result, Stream } from "effect"
 import {
   budgetChars,
@@ -359,11 +366,19 @@ export const listSessionsRequest = Effect.fn("Mcp.listSessionsRequest")(function
   }
 })
 
-/** A tracked goal's objective as `list_sessions` shows it: redacted, trimmed. */
-export const goalLine = (goal: Option.Option<GoalSnapshot>): string | null =>
-  Option.isSome(goal) ? trimText(redactSecrets(goal.value.objective), 200) : null
+/**
+ * A session's goal as `list_sessions` shows it, redacted and trimmed: the tracked goal's objective,
+ * else the objective its memory view took from the log (the latest user task: what an imported
+ * session, which tracks no goal, was about), else null.
+ */
+export const goalLine = (goal: Option.Option<GoalSnapshot>, viewObjective: string | null | undefined): string | null =>
+  Option.isSome(goal)
+    ? trimText(redactSecrets(goal.value.objective), 200)
+    : viewObjective === null || viewObjective === undefined || viewObjective.length === 0
+    ? null
+    : trimText(redactSecrets(viewObjective), 200)
 
-/** `list_sessions`: `recentSessions` as `logbook sessions --json`, with each session's tracked goal. */
+/** `list_sessions`: `recentSessions` as `logbook sessions --json`, with each session's goal ({@link goalLine}). */
 export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir: string, args: ListSessionsArgs) {
   const request = yield* listSessionsRequest(args)
   const listing = yield* recentSessions(sessionsDir, { limit: request.unfiltered ? request.limit : undefined })
@@ -371,7 +386,10 @@ export const listSessions = Effect.fn("Mcp.listSessions")(function*(sessionsDir:
   const sessions = yield* Effect.forEach(page.items, (row) =>
     Effect.gen(function*() {
       const paths = yield* findSession(sessionsDir, row.session_id)
-      return goalLine(yield* loadGoalSnapshot(paths))
+      const goal = yield* loadGoalSnapshot(paths)
+      if (Option.isSome(goal)) return goalLine(goal, null)
+      const stored = yield* readStoredMemoryView(paths)
+      return goalLine(goal, stored._tag === "View" ? stored.view.objective : null)
     }).pipe(
       Effect.orElseSucceed(() => null),
       Effect.map((goal) => ({ ...row, goal }))

@@ -139,6 +139,19 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
       >
       assert.deepStrictEqual(listed.map((s) => s.session_id), cliSessions.map((s) => s.session_id))
       assert.deepStrictEqual(listed.map((s) => s.turn_count), cliSessions.map((s) => s.turn_count))
+      // Imported sessions track no goal: each is listed with what its memory view says it was about.
+      const { dir } = yield* McpFixture
+      let withObjective = 0
+      for (const row of listed as ReadonlyArray<{ session_id: string; goal: string | null }>) {
+        const view = JSON.parse(fs.readFileSync(path.join(dir, row.session_id, "derived", "memory.json"), "utf8"))
+        const objective: string | null = view.objective ?? null
+        if (objective === null) assert.isNull(row.goal, row.session_id)
+        else {
+          withObjective++
+          assert.strictEqual(row.goal?.slice(0, 40), objective.slice(0, 40), row.session_id)
+        }
+      }
+      assert.isAbove(withObjective, 2)
       for (const { session_id } of cliSessions) {
         const show = (yield* cliJson(["show", session_id])) as {
           turn_index: { turns: ReadonlyArray<{ turn_number: number }> }
