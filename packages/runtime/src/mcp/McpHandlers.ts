@@ -368,8 +368,8 @@ export const listSessionsRequest = Effect.fn("Mcp.listSessionsRequest")(function
 
 /**
  * A session's goal as `list_sessions` shows it, redacted and trimmed: the tracked goal's objective,
- * else the objective its memory view took from the log (the latest user task: what an imported
- * session, which tracks no goal, was about), else null.
+ * else the objective its memory view took from the log (the session's first goal, as the web app's
+ * Sessions page shows it: what an imported session, which tracks no goal, was about), else null.
  */
 export const goalLine = (goal: Option.Option<GoalSnapshot>, viewObjective: string | null | undefined): string | null =>
   Option.isSome(goal)

@@ -135,14 +135,14 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
     Effect.gen(function*() {
       const cliSessions = (yield* cliJson(["sessions"])) as ReadonlyArray<{ session_id: string; turn_count: number }>
       const listed = (yield* callTool("list_sessions", {})).structured["sessions"] as ReadonlyArray<
-        { session_id: string; turn_count: number }
+        { session_id: string; turn_count: number; goal: string | null }
       >
       assert.deepStrictEqual(listed.map((s) => s.session_id), cliSessions.map((s) => s.session_id))
       assert.deepStrictEqual(listed.map((s) => s.turn_count), cliSessions.map((s) => s.turn_count))
       // Imported sessions track no goal: each is listed with what its memory view says it was about.
       const { dir } = yield* McpFixture
       let withObjective = 0
-      for (const row of listed as ReadonlyArray<{ session_id: string; goal: string | null }>) {
+      for (const row of listed) {
         const view = JSON.parse(fs.readFileSync(path.join(dir, row.session_id, "derived", "memory.json"), "utf8"))
         const objective: string | null = view.objective ?? null
         if (objective === null) assert.isNull(row.goal, row.session_id)
