@@ -75,6 +75,37 @@ const settled = (file: string) =>
     yield* TestClock.setTime(1_700_000_000_000 + DEFAULT_IDLE_WINDOW_MS)
   })
 
+/**
+ * Imports the whole export into one store; into another, the export as `writePart` leaves it while
+ * OpenCode still writes it (its mtime inside the idle window: the open turn stays open), then
+ * `between` on that store, then the whole export once finished: the second import updates the
+ * session, and both logs are byte-identical.
+ */
+const grownEqualsWhole = (
+  writePart: (file: string) => Effect.Effect<void>,
+  between: (half: string) => Effect.Effect<void> = () => Effect.void
+) =>
+  Effect.gen(function*() {
+    const whole = yield* tempDir("import-opencode-real-whole")
+    const half = yield* tempDir("import-opencode-real-half")
+    const src = yield* tempDir("import-opencode-real-src")
+    const file = path.join(src, `${info.id}.json`)
+    writeExport(file)
+    yield* settled(file)
+    yield* run(whole, "opencode", [file])
+    yield* writePart(file)
+    yield* run(half, "opencode", [file])
+    yield* between(half)
+    writeExport(file)
+    yield* settled(file)
+    const second = yield* run(half, "opencode", [file])
+    assert.strictEqual(second.sessions_updated, 1, JSON.stringify(second.sources))
+    assert.strictEqual(
+      fs.readFileSync(sessionPaths(half, session).events, "base64"),
+      fs.readFileSync(sessionPaths(whole, session).events, "base64")
+    )
+  })
+
 describe("Importer on a real OpenCode 1.15.7 session", () => {
   it.effect("turns, texts, reasoning, the edit, tokens and times match the source; verify is clean; re-import is byte-identical", () =>
     Effect.gen(function*() {
@@ -130,74 +161,27 @@ describe("Importer on a real OpenCode 1.15.7 session", () => {
     }))
 
   it.effect("an export that gained its last message imports only it: the same log as importing it whole", () =>
-    Effect.gen(function*() {
-      const whole = yield* tempDir("import-opencode-real-whole")
-      const half = yield* tempDir("import-opencode-real-half")
-      const src = yield* tempDir("import-opencode-real-src")
-      const file = path.join(src, `${info.id}.json`)
-      writeExport(file)
-      yield* settled(file)
-      yield* run(whole, "opencode", [file])
-      // Still being written (its mtime is newer than the idle window): the open turn stays open.
-      writeExport(file, messages.length - 1)
-      yield* run(half, "opencode", [file])
-      writeExport(file)
-      yield* settled(file)
-      const second = yield* run(half, "opencode", [file])
-      assert.strictEqual(second.sessions_updated, 1, JSON.stringify(second.sources))
-      assert.strictEqual(
-        fs.readFileSync(sessionPaths(half, session).events, "base64"),
-        fs.readFileSync(sessionPaths(whole, session).events, "base64")
-      )
-    }))
+    grownEqualsWhole((file) => Effect.sync(() => writeExport(file, messages.length - 1))))
 
   it.effect("an earlier message OpenCode filled in since (the prompt's summary) does not refuse the grown export", () =>
-    Effect.gen(function*() {
-      const whole = yield* tempDir("import-opencode-real-whole")
-      const half = yield* tempDir("import-opencode-real-half")
-      const src = yield* tempDir("import-opencode-real-src")
-      const file = path.join(src, `${info.id}.json`)
-      writeExport(file)
-      yield* settled(file)
-      yield* run(whole, "opencode", [file])
-      assert.notDeepEqual(beforeSummary[0], messages[0])
-      writeExport(file, messages.length - 1, beforeSummary)
-      yield* run(half, "opencode", [file])
-      writeExport(file)
-      yield* settled(file)
-      const second = yield* run(half, "opencode", [file])
-      assert.strictEqual(second.sessions_updated, 1, JSON.stringify(second.sources))
-      assert.strictEqual(
-        fs.readFileSync(sessionPaths(half, session).events, "base64"),
-        fs.readFileSync(sessionPaths(whole, session).events, "base64")
-      )
-    }))
+    grownEqualsWhole((file) =>
+      Effect.sync(() => {
+        assert.notDeepEqual(beforeSummary[0], messages[0])
+        writeExport(file, messages.length - 1, beforeSummary)
+      })
+    ))
 
   it.effect("an import state saved when exports were digested by their JSON text is still taken up", () =>
-    Effect.gen(function*() {
-      const whole = yield* tempDir("import-opencode-real-whole")
-      const half = yield* tempDir("import-opencode-real-half")
-      const src = yield* tempDir("import-opencode-real-src")
-      const file = path.join(src, `${info.id}.json`)
-      writeExport(file)
-      yield* settled(file)
-      yield* run(whole, "opencode", [file])
-      const upTo = messages.length - 1
-      writeExport(file, upTo)
-      yield* run(half, "opencode", [file])
-      // What the state of that earlier version held: the digest of the messages' JSON text.
-      const stateFile = sessionPaths(half, session).importState
-      const state = JSON.parse(fs.readFileSync(stateFile, "utf8"))
-      const former = createHash("sha256")
-      for (const m of messages.slice(0, upTo)) former.update(JSON.stringify(m))
-      fs.writeFileSync(stateFile, JSON.stringify({ ...state, prefix_sha256: former.digest("hex") }))
-      writeExport(file)
-      yield* settled(file)
-      const second = yield* run(half, "opencode", [file])
-      assert.strictEqual(second.sessions_updated, 1, JSON.stringify(second.sources))
-      assert.strictEqual(
-        fs.readFileSync(sessionPaths(half, session).events, "base64"),
-        fs.readFileSync(sessionPaths(whole, session).events, "base64")
-      )
-    }))
+    grownEqualsWhole(
+      (file) => Effect.sync(() => writeExport(file, messages.length - 1)),
+      (half) =>
+        Effect.sync(() => {
+          // What the state of that earlier version held: the digest of the messages' JSON text.
+          const stateFile = sessionPaths(half, session).importState
+          const state = JSON.parse(fs.readFileSync(stateFile, "utf8"))
+          const former = createHash("sha256")
+          for (const m of messages.slice(0, messages.length - 1)) former.update(JSON.stringify(m))
+          fs.writeFileSync(stateFile, JSON.stringify({ ...state, prefix_sha256: former.digest("hex") }))
+        })
+    ))
 })
