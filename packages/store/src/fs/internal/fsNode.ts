@@ -391,6 +391,19 @@ const ensureSessionsRootSync = (sys: Sys, root: string): void => {
 
 /** Builds the `SessionFs` service over `sys`; `pid` names atomic-write temporaries. */
 export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
+  // The directory a listing reads: absolute, existing, not a symbolic link (never followed).
+  const listable = (path: string): string => {
+    const absolute = checkedAbsolute(path)
+    const stats = sys.lstat(absolute)
+    if (stats === undefined) {
+      throw new FsRefusal("ENOENT", "no such directory")
+    }
+    if (stats.isSymbolicLink()) {
+      throw new FsRefusal("ELOOP", "refusing to list a symlinked directory")
+    }
+    return absolute
+  }
+
   const io = <A>(operation: string, path: string, run: () => A): Effect.Effect<A, StoreIoError> =>
     Effect.try({ try: run, catch: toIoError(operation, path) })
 
@@ -491,29 +504,12 @@ export const makeSessionFs = (sys: Sys, pid: number): SessionFsApi => {
     ),
 
     listDir: Effect.fn("SessionFs.listDir")((path: string) =>
-      io("listDir", path, () => {
-        const absolute = checkedAbsolute(path)
-        const stats = sys.lstat(absolute)
-        if (stats === undefined) {
-          throw new FsRefusal("ENOENT", "no such directory")
-        }
-        if (stats.isSymbolicLink()) {
-          throw new FsRefusal("ELOOP", "refusing to list a symlinked directory")
-        }
-        return sys.readdir(absolute).sort()
-      })
+      io("listDir", path, () => sys.readdir(listable(path)).sort())
     ),
 
     listDirTypes: Effect.fn("SessionFs.listDirTypes")((path: string) =>
       io("listDir", path, () => {
-        const absolute = checkedAbsolute(path)
-        const stats = sys.lstat(absolute)
-        if (stats === undefined) {
-          throw new FsRefusal("ENOENT", "no such directory")
-        }
-        if (stats.isSymbolicLink()) {
-          throw new FsRefusal("ELOOP", "refusing to list a symlinked directory")
-        }
+        const absolute = listable(path)
         const entries = sys.readdirTypes(absolute).map(({ name, type }) => {
           if (type !== undefined) return { name, type }
           const child = sys.lstat(`${absolute}${absolute.endsWith("/") ? "" : "/"}${name}`)
