@@ -21,7 +21,7 @@ import * as path from "node:path"
 import { importSessions } from "../../src/import/Importer.ts"
 import { MAX_SEPARATED_RESULT_BYTES, toolResultsDirOf } from "../../src/import/internal/claudeToolResultFiles.ts"
 import { verifySession } from "../../src/session/Verification.ts"
-import { eventsOf, items } from "./support/sessionEvents.ts"
+import { eventsOf, items, logBytes } from "./support/sessionEvents.ts"
 
 const projectDir = path.join(import.meta.dirname, "..", "fixtures", "realdata", "claude-code-project")
 const SESSION = "8463c716-a2ea-4c14-9efa-87158ebd9f20"
@@ -55,16 +55,6 @@ const turnOutput = (events: ReadonlyArray<ThreadEvent>): number =>
 
 const sameInstant = (a: unknown, b: unknown): boolean =>
   typeof a === "string" && typeof b === "string" && Date.parse(a) === Date.parse(b)
-
-const logBytes = (sessionsDir: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const name of fs.readdirSync(sessionsDir).sort()) {
-    for (const file of ["events.jsonl", "manifest.json"]) {
-      out[`${name}/${file}`] = fs.readFileSync(path.join(sessionsDir, name, file), "base64")
-    }
-  }
-  return out
-}
 
 /** Imports `paths` as finished sources (the clock far past every file's modification). */
 const importFinished = (sessionsDir: string, paths: ReadonlyArray<string>) =>

@@ -18,7 +18,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
-import { eventsOf } from "./support/sessionEvents.ts"
+import { eventsOf, logBytes } from "./support/sessionEvents.ts"
 
 const fixtures = path.join(import.meta.dirname, "..", "fixtures", "realdata")
 const filesIn = (dir: string): Array<string> =>
@@ -176,16 +176,6 @@ const idleAfter = (file: string) => TestClock.setTime(fs.statSync(file).mtimeMs 
 
 const run = (sessionsDir: string, paths: ReadonlyArray<string>) =>
   importSessions({ sessionsDir, format: "auto", paths }).pipe(Effect.provide(storeLayer))
-
-const logBytes = (sessionsDir: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const name of fs.readdirSync(sessionsDir).sort()) {
-    for (const file of ["events.jsonl", "manifest.json"]) {
-      out[`${name}/${file}`] = fs.readFileSync(path.join(sessionsDir, name, file), "base64")
-    }
-  }
-  return out
-}
 
 describe("A finished source", () => {
   for (const { facts, file } of cases) {

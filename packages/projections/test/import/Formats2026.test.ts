@@ -18,7 +18,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { DEFAULT_IDLE_WINDOW_MS, importSessions } from "../../src/import/Importer.ts"
 import { verifySession } from "../../src/session/Verification.ts"
-import { eventsOf } from "./support/sessionEvents.ts"
+import { eventsOf, logBytes } from "./support/sessionEvents.ts"
 
 const dir = path.join(import.meta.dirname, "..", "fixtures", "handwritten")
 const fixture = (prefix: string): string => {
@@ -53,16 +53,6 @@ const figures = (events: ReadonlyArray<ThreadEvent>) => {
 }
 
 const sameInstant = (a: unknown, b: string): boolean => typeof a === "string" && Date.parse(a) === Date.parse(b)
-
-const logBytes = (sessionsDir: string): Record<string, string> => {
-  const out: Record<string, string> = {}
-  for (const name of fs.readdirSync(sessionsDir).sort()) {
-    for (const file of ["events.jsonl", "manifest.json"]) {
-      out[`${name}/${file}`] = fs.readFileSync(path.join(sessionsDir, name, file), "base64")
-    }
-  }
-  return out
-}
 
 /** Imports `file` finished and checks the session, `verify`, and that re-importing changes nothing. */
 const importFinished = (file: string, format: "auto" | "codex" | "exec" | "gemini" = "auto") =>
