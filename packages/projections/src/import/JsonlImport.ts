@@ -124,11 +124,18 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     prevRecords = state.records
   })
 
-  const changed: Refusal = {
+  // Two sources holding one session (the same thread id in two files) look like one source that
+  // changed or shrank: a refusal says which other file the session came from. A moved source
+  // (Codex archives its rollouts) imports on unchanged, so only refusals mention it.
+  const otherSource = (): string =>
+    Option.isSome(previous) && previous.value.source !== input.name
+      ? ` (the session was imported from another source, ${previous.value.source}: two files hold it)`
+      : ""
+  const changed = (): Refusal => ({
     status: "refused",
     reason: "the part of the source imported before has changed since; nothing was merged — " +
-      "remove the session to import the source again"
-  }
+      `remove the session to import the source again${otherSource()}`
+  })
 
   const orModified = (ts: string | undefined): string | undefined =>
     ts === undefined || ts.length === 0 ? input.modifiedAt : ts
@@ -212,12 +219,12 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
       if (
         end === prevOffset && Option.isSome(previous) && hash.copy().digest("hex") !== previous.value.prefix_sha256
       ) {
-        stop = changed
+        stop = changed()
       }
       return
     }
     if (line.offset < prevOffset) {
-      stop = changed
+      stop = changed()
       return
     }
     const terminated = line.bytes[line.bytes.length - 1] === 10
@@ -404,7 +411,7 @@ export const importInput = Effect.fn("Importer.importInput")(function*<E>(
     return {
       ...base(),
       status: "refused",
-      reason: `the source is shorter than what was already imported (${prevOffset} bytes)`
+      reason: `the source is shorter than what was already imported (${prevOffset} bytes)${otherSource()}`
     } satisfies SourceReport
   }
   if (Option.isSome(previous) && consumed === prevOffset && written === 0) {

@@ -418,4 +418,30 @@ describe("Importer on Gemini CLI sessions", () => {
       const changed = yield* run(sessions, "gemini", [path.join(src, "session.json")])
       assert.strictEqual(changed.sources[0]?.status, "refused")
     }))
+
+  it.effect("two files holding one session: the second is refused, naming the file the session came from", () =>
+    Effect.gen(function*() {
+      const file = codexFiles[0] ?? ""
+      const lines = fs.readFileSync(file, "utf8").split("\n").filter((l) => l.length > 0)
+      const src = yield* tempDir("import-src")
+      const first = path.join(src, "a-rollout.jsonl")
+      const shorter = path.join(src, "b-rollout.jsonl")
+      const other = path.join(src, "c-rollout.jsonl")
+      fs.writeFileSync(first, `${lines.join("\n")}\n`)
+      fs.writeFileSync(shorter, `${lines.slice(0, 2).join("\n")}\n`)
+      // Same session, same length, another last record: what a changed source looks like.
+      fs.writeFileSync(other, `${[...lines.slice(0, -1), lines[0] ?? ""].join("\n")}\n`)
+      const sessions = yield* tempDir("import")
+      const report = yield* run(sessions, "codex", [first, shorter, other])
+      const byName = new Map(report.sources.map((r) => [path.basename(r.path), r]))
+      assert.strictEqual(byName.get("a-rollout.jsonl")?.status, "created")
+      for (const name of ["b-rollout.jsonl", "c-rollout.jsonl"]) {
+        assert.strictEqual(byName.get(name)?.status, "refused", name)
+        assert.include(byName.get(name)?.reason, `imported from another source, ${first}`, name)
+      }
+      // The source itself, imported again, is unchanged: nothing about another source.
+      const again = yield* run(sessions, "codex", [first])
+      assert.strictEqual(again.sources[0]?.status, "unchanged")
+      assert.strictEqual(again.sources[0]?.reason ?? "", "")
+    }))
 })
