@@ -94,12 +94,30 @@ const writeCache = (dir, name, data) => {
  */
 const BUILT = { sha256: "(set by scripts/bundle.js)", encoding: "utf8" }
 
+/**
+ * The V8 flags this process was started with (`NODE_OPTIONS`, node's own arguments, and those
+ * bin/logbook.js set before loading this file, which it leaves in the global below) as a short
+ * suffix of the cache's name, empty when there are none. V8 rejects a cache made under other
+ * flags, so one file shared by `logbook mcp` (heap flags set at start) and `logbook search`
+ * (set later) was rejected and rewritten (2 MB) at every switch between them, each start then
+ * compiling the whole CLI afresh: `mcp` started 60-80 ms slower after any other command.
+ */
+const flagsTag = () => {
+  const early = globalThis[Symbol.for("logbook/v8-flags-at-start")]
+  const flags = [process.env.NODE_OPTIONS ?? "", ...process.execArgv, typeof early === "string" ? early : ""]
+    .join(" ").trim()
+  if (flags.length === 0) return ""
+  let hash = 0x811c9dc5 // FNV-1a: a name, not a defence (the file's owner and mode are checked)
+  for (let i = 0; i < flags.length; i++) hash = Math.imul(hash ^ flags.charCodeAt(i), 0x01000193)
+  return `-f${(hash >>> 0).toString(16).padStart(8, "0")}`
+}
+
 const bundle = fileURLToPath(new URL("./logbook.cjs", import.meta.url))
 const source = Fs.readFileSync(bundle, BUILT.encoding)
 const dir = cacheDir()
 // The few CommonJS files outside the bundle (the lock addon's loader) use Node's cache.
 if (dir !== undefined) NodeModule.enableCompileCache(dir)
-const name = `${BUILT.sha256.slice(0, 16)}-${process.version}-${process.arch}.v8cache`
+const name = `${BUILT.sha256.slice(0, 16)}-${process.version}-${process.arch}${flagsTag()}.v8cache`
 const cachedData = dir === undefined ? undefined : readCache(Path.join(dir, name))
 // The CommonJS wrapper sits on the first line, so line numbers in stack traces are the file's.
 const script = new Vm.Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {

@@ -11,7 +11,7 @@ import type { Scope } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 import type { RunResult } from "./harness.ts"
 import { assertBuilt, BIN, run, workspace } from "./harness.ts"
 
@@ -41,13 +41,14 @@ const runBundle = (
   entry: string,
   args: ReadonlyArray<string>,
   cwd: string,
-  extraEnv: Record<string, string> = {}
+  extraEnv: Record<string, string> = {},
+  nodeArgs: ReadonlyArray<string> = []
 ): Effect.Effect<RunResult> =>
   Effect.callback<RunResult>((resume) => {
     const env: NodeJS.ProcessEnv = { ...process.env, ...extraEnv }
     delete env.LOGBOOK_SESSIONS_DIR
     delete env.NODE_DISABLE_COMPILE_CACHE
-    const child = spawn(process.execPath, [entry, ...args], { cwd, env, stdio: "pipe" })
+    const child = spawn(process.execPath, [...nodeArgs, entry, ...args], { cwd, env, stdio: "pipe" })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()))
@@ -117,6 +118,42 @@ describe("the bundled CLI", () => {
         fs.writeFileSync(blocked, "")
         const uncached = yield* runBundle(entry, ["sessions"], ws, { XDG_CACHE_HOME: blocked })
         assert.deepStrictEqual(uncached, first)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.effect(
+    "keeps one code cache per set of start-up V8 flags, so runs with and without them never reject each other's",
+    () =>
+      Effect.gen(function*() {
+        const entry = yield* bundled
+        const ws = yield* workspace
+        const cacheHome = path.join(ws, "cache-home")
+        const env = { XDG_CACHE_HOME: cacheHome }
+        // As bin/logbook.js starts `mcp` and `serve`: heap flags set, and named, before the entry loads.
+        const shim = path.join(path.dirname(entry), "shim.mjs")
+        fs.writeFileSync(
+          shim,
+          `import { setFlagsFromString } from "node:v8"\n` +
+            `setFlagsFromString("--semi-space-growth-factor=1")\n` +
+            `globalThis[Symbol.for("logbook/v8-flags-at-start")] = "--semi-space-growth-factor=1"\n` +
+            `await import(${JSON.stringify(pathToFileURL(entry).href)})\n`
+        )
+        const runs = [
+          () => runBundle(entry, ["sessions"], ws, env),
+          () => runBundle(shim, ["sessions"], ws, env),
+          () => runBundle(entry, ["sessions"], ws, env, ["--heap-growing-percent=25"])
+        ]
+        const dir = path.join(cacheHome, "logbook")
+        const caches = () =>
+          fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache")).sort()
+            .map((name) => `${name} ${fs.statSync(path.join(dir, name)).mtimeMs}`)
+        for (const runOnce of runs) assert.strictEqual((yield* runOnce()).code, 0)
+        const written = caches()
+        assert.strictEqual(written.length, 3, written.join(", "))
+        // Each set of flags reads its own cache again: none is rejected, so none is rewritten.
+        for (const runOnce of [...runs, ...runs]) assert.strictEqual((yield* runOnce()).code, 0)
+        assert.deepStrictEqual(caches(), written)
       }),
     { timeout: 120_000 }
   )
