@@ -1,7 +1,8 @@
 // `npm run build` step after `tsc -b`: bundles the compiled CLI (dist/Main.js and everything it
 // imports, Effect included) into one minified, tree-shaken CommonJS file, dist/bundle/logbook.cjs,
 // and copies its entry (scripts/bundle-entry.js, which runs it with a V8 code cache taken after
-// a run) to dist/bundle/bin.js. `logbook` then loads one file instead of hundreds of modules.
+// a run, one per command: the compiled CLI's command names are written into it) to
+// dist/bundle/bin.js. `logbook` then loads one file instead of hundreds of modules.
 // The native lock addon (fs-native-extensions) and Node's built-ins stay external. bin/logbook.js
 // runs the bundle when it is at least as new as every package's last `tsc -b`, else dist/bin.js.
 import { createHash } from "node:crypto"
@@ -86,11 +87,18 @@ await build({
 // Latin-1 (the same text, decoded faster, and a one-byte string in V8). Written last: its time
 // stamp is the bundle's, which bin/logbook.js compares with the builds'.
 const code = readFileSync(`${out}logbook.cjs`)
+// The top-level command names, read from the compiled CLI: the entry keeps a code cache per command.
+const { logbookCli } = await import(new URL("../dist/Cli.js", import.meta.url).href)
+const commands = logbookCli.subcommands.flatMap((group) => group.commands.map((command) => command.name))
+if (commands.length === 0 || !commands.every((name) => /^[a-z][a-z-]*$/u.test(name))) {
+  throw new Error(`the CLI's command names could not be read (${JSON.stringify(commands)})`)
+}
 const built = {
   sha256: createHash("sha256").update(code).digest("hex"),
-  encoding: code.every((byte) => byte < 0x80) ? "latin1" : "utf8"
+  encoding: code.every((byte) => byte < 0x80) ? "latin1" : "utf8",
+  commands
 }
 const entry = readFileSync(fileURLToPath(new URL("./bundle-entry.js", import.meta.url)), "utf8")
-const placeholder = `const BUILT = { sha256: "(set by scripts/bundle.js)", encoding: "utf8" }`
+const placeholder = `const BUILT = { sha256: "(set by scripts/bundle.js)", encoding: "utf8", commands: [] }`
 if (!entry.includes(placeholder)) throw new Error("bundle-entry.js lost its BUILT line")
 writeFileSync(`${out}bin.js`, entry.replace(placeholder, `const BUILT = ${JSON.stringify(built)}`), { mode: 0o755 })

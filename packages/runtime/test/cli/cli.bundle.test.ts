@@ -157,4 +157,36 @@ describe("the bundled CLI", () => {
       }),
     { timeout: 120_000 }
   )
+
+  it.effect(
+    "keeps a code cache per command, and of other builds only those of the two used last",
+    () =>
+      Effect.gen(function*() {
+        const entry = yield* bundled
+        const ws = yield* workspace
+        const cacheHome = path.join(ws, "cache-home")
+        const dir = path.join(cacheHome, "logbook")
+        fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+        // Three other builds' caches, used one, two and three hours ago.
+        const hour = 3_600_000
+        const others = ["0000000000000001", "0000000000000002", "0000000000000003"].map((build, k) => {
+          const file = path.join(dir, `${build}-${process.version}-${process.arch}-sessions.v8cache`)
+          fs.writeFileSync(file, "", { mode: 0o600 })
+          const when = new Date(Date.now() - (k + 1) * hour)
+          fs.utimesSync(file, when, when)
+          return path.basename(file)
+        })
+        const env = { XDG_CACHE_HOME: cacheHome }
+        assert.strictEqual((yield* runBundle(entry, ["sessions"], ws, env)).code, 0)
+        assert.strictEqual((yield* runBundle(entry, ["show", "no-such-session"], ws, env)).code, 3)
+        const names = fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache")).sort()
+        const own = names.filter((name) => !others.includes(name))
+        assert.deepStrictEqual(own.map((name) => name.slice(16)), [
+          `-${process.version}-${process.arch}-sessions.v8cache`,
+          `-${process.version}-${process.arch}-show.v8cache`
+        ])
+        assert.deepStrictEqual(names.filter((name) => others.includes(name)), others.slice(0, 2))
+      }),
+    { timeout: 120_000 }
+  )
 })
