@@ -189,4 +189,31 @@ describe("the bundled CLI", () => {
       }),
     { timeout: 120_000 }
   )
+
+  // Live: it waits on the real clock for the server's timer.
+  it.live(
+    "writes a long-running command's code cache while it runs, before V8 drops its start-up code",
+    () =>
+      Effect.gen(function*() {
+        const entry = yield* bundled
+        const ws = yield* workspace
+        const dir = path.join(ws, "cache-home", "logbook")
+        const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: path.join(ws, "cache-home") }
+        delete env.LOGBOOK_SESSIONS_DIR
+        delete env.NODE_DISABLE_COMPILE_CACHE
+        const server = yield* Effect.acquireRelease(
+          Effect.sync(() =>
+            spawn(process.execPath, [entry, "mcp"], { cwd: ws, env, stdio: ["pipe", "ignore", "ignore"] })
+          ),
+          (child) => Effect.sync(() => child.kill("SIGKILL"))
+        )
+        const written = () => fs.existsSync(dir) && fs.readdirSync(dir).some((name) => name.endsWith("-mcp.v8cache"))
+        // The server waits on its stdin for as long as the test runs: the cache appears while it lives.
+        yield* Effect.sleep("100 millis").pipe(Effect.repeat({ until: () => written() || server.exitCode !== null }))
+        assert.isTrue(written())
+        assert.strictEqual(server.exitCode, null)
+        server.stdin.end()
+      }),
+    { timeout: 60_000 }
+  )
 })
