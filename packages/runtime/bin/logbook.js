@@ -53,4 +53,12 @@ await import((fresh ? bundled : compiled).href)
 // and 12 MiB whenever it happens (measured: bench P8 went from 2.0 to 3.3 × `node -e 0` with them
 // set at start), which a long scan does not notice and a quick `show` would. The timer never
 // keeps the process alive.
-if (!heapTuned && !longRunning) setTimeout(() => setFlagsFromString(HEAP_FLAGS), 50).unref()
+// The entry puts V8's defaults back for the moment it makes its code cache (a cache made under
+// other flags than a start's is rejected by that start): it finds them, and these, in the global.
+const HEAP_DEFAULTS = "--semi-space-growth-factor=2 --heap-growing-percent=0"
+if (!heapTuned && !longRunning) {
+  setTimeout(() => {
+    setFlagsFromString(HEAP_FLAGS)
+    globalThis[Symbol.for("logbook/v8-flags-set-late")] = { flags: HEAP_FLAGS, undo: HEAP_DEFAULTS }
+  }, 50).unref()
+}

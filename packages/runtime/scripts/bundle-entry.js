@@ -14,6 +14,7 @@ import * as NodeModule from "node:module"
 import { homedir, tmpdir } from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { setFlagsFromString } from "node:v8"
 import * as Vm from "node:vm"
 
 const [major = 0, minor = 0] = process.versions.node.split(".").map(Number)
@@ -124,6 +125,24 @@ const flagsTag = () => {
   return `-f${(hash >>> 0).toString(16).padStart(8, "0")}`
 }
 
+/**
+ * The cache of the script, stamped with the flags this process started with. V8 stamps a cache
+ * with the flags of the moment it is made, and bin/logbook.js sets heap flags 50 ms into every
+ * command that is not a server; so a cache made at the exit of any longer run (the first
+ * `search` of a large store) was rejected by the next start and rewritten by it, for ever: each
+ * such search compiled the whole CLI (2 000 → 20 000 sessions: about 100 ms of a 250 ms search).
+ * Those flags are put back to V8's defaults for the moment the cache is made, then set again.
+ */
+const cachedDataUnderStartFlags = () => {
+  const late = globalThis[Symbol.for("logbook/v8-flags-set-late")]
+  const valid = typeof late === "object" && late !== null && typeof late.flags === "string" &&
+    typeof late.undo === "string"
+  if (valid) setFlagsFromString(late.undo)
+  const data = script.createCachedData()
+  if (valid) setFlagsFromString(late.flags)
+  return data
+}
+
 const bundle = fileURLToPath(new URL("./logbook.cjs", import.meta.url))
 const source = Fs.readFileSync(bundle, BUILT.encoding)
 const dir = cacheDir()
@@ -151,7 +170,7 @@ if (dir !== undefined && (cachedData === undefined || script.cachedDataRejected 
   const write = () => {
     if (written) return
     written = true
-    writeCache(dir, name, script.createCachedData())
+    writeCache(dir, name, cachedDataUnderStartFlags())
   }
   process.once("exit", write)
   setTimeout(write, CACHE_AFTER_MS).unref()

@@ -190,6 +190,51 @@ describe("the bundled CLI", () => {
     { timeout: 120_000 }
   )
 
+  it.effect(
+    "makes a code cache the next start accepts when the heap flags were set while the command ran",
+    () =>
+      Effect.gen(function*() {
+        const entry = yield* bundled
+        const ws = yield* workspace
+        const cacheHome = path.join(ws, "cache-home")
+        const env = { XDG_CACHE_HOME: cacheHome }
+        // As bin/logbook.js does 50 ms into a command: heap flags set once the CLI runs, and named.
+        const shim = path.join(path.dirname(entry), "late-shim.mjs")
+        fs.writeFileSync(
+          shim,
+          `import { setFlagsFromString } from "node:v8"\n` +
+            `await import(${JSON.stringify(pathToFileURL(entry).href)})\n` +
+            `const flags = "--semi-space-growth-factor=1 --heap-growing-percent=25"\n` +
+            `setFlagsFromString(flags)\n` +
+            `globalThis[Symbol.for("logbook/v8-flags-set-late")] = ` +
+            `{ flags, undo: "--semi-space-growth-factor=2 --heap-growing-percent=0" }\n`
+        )
+        const dir = path.join(cacheHome, "logbook")
+        const caches = () =>
+          fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache")).sort()
+            .map((name) => `${name} ${fs.statSync(path.join(dir, name)).mtimeMs}`)
+        assert.strictEqual((yield* runBundle(shim, ["sessions"], ws, env)).code, 0)
+        const written = caches()
+        assert.strictEqual(written.length, 1, written.join(", "))
+        // A start without those flags (every command's) accepts it: it is not rewritten.
+        for (let i = 0; i < 2; i++) assert.strictEqual((yield* runBundle(entry, ["sessions"], ws, env)).code, 0)
+        assert.deepStrictEqual(caches(), written)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.effect("puts back V8's own defaults of the heap flags it sets late (what this Node's V8 reports)", () =>
+    Effect.sync(() => {
+      const shim = fs.readFileSync(fileURLToPath(new URL("../../bin/logbook.js", import.meta.url)), "utf8")
+      const undo = /const HEAP_DEFAULTS = "([^"]+)"/u.exec(shim)?.[1]
+      assert.isDefined(undo)
+      const options = spawnSync(process.execPath, ["--v8-options"], { encoding: "utf8" }).stdout
+      for (const flag of undo?.split(" ") ?? []) {
+        const name = flag.slice(0, flag.indexOf("="))
+        assert.include(options, `default: ${flag}\n`, `${name}: V8's default is not the shim's`)
+      }
+    }))
+
   // Live: it waits on the real clock for the server's timer.
   it.live(
     "writes a long-running command's code cache while it runs, before V8 drops its start-up code",
