@@ -63,6 +63,25 @@ const runBundle = (
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
+/**
+ * Writes a shim beside the bundle `entry`, as bin/logbook.js is: it runs `before`, loads the
+ * entry, then runs `after` (`setFlagsFromString` is in scope); returns its path.
+ */
+const writeShim = (entry: string, name: string, before: string, after = ""): string => {
+  const shim = path.join(path.dirname(entry), name)
+  fs.writeFileSync(
+    shim,
+    `import { setFlagsFromString } from "node:v8"\n${before}` +
+      `await import(${JSON.stringify(pathToFileURL(entry).href)})\n${after}`
+  )
+  return shim
+}
+
+/** Each code cache in `dir` with its mtime: a rejected cache is rewritten, so its line changes. */
+const cacheStates = (dir: string): Array<string> =>
+  fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache")).sort()
+    .map((name) => `${name} ${fs.statSync(path.join(dir, name)).mtimeMs}`)
+
 describe("the bundled CLI", () => {
   it.effect("answers reads, not-found and usage errors exactly like the compiled CLI", () =>
     Effect.gen(function*() {
@@ -131,13 +150,11 @@ describe("the bundled CLI", () => {
         const cacheHome = path.join(ws, "cache-home")
         const env = { XDG_CACHE_HOME: cacheHome }
         // As bin/logbook.js starts `mcp` and `serve`: heap flags set, and named, before the entry loads.
-        const shim = path.join(path.dirname(entry), "shim.mjs")
-        fs.writeFileSync(
-          shim,
-          `import { setFlagsFromString } from "node:v8"\n` +
-            `setFlagsFromString("--semi-space-growth-factor=1")\n` +
-            `globalThis[Symbol.for("logbook/v8-flags-at-start")] = "--semi-space-growth-factor=1"\n` +
-            `await import(${JSON.stringify(pathToFileURL(entry).href)})\n`
+        const shim = writeShim(
+          entry,
+          "shim.mjs",
+          `setFlagsFromString("--semi-space-growth-factor=1")\n` +
+            `globalThis[Symbol.for("logbook/v8-flags-at-start")] = "--semi-space-growth-factor=1"\n`
         )
         const runs = [
           () => runBundle(entry, ["sessions"], ws, env),
@@ -145,9 +162,7 @@ describe("the bundled CLI", () => {
           () => runBundle(entry, ["sessions"], ws, env, ["--heap-growing-percent=25"])
         ]
         const dir = path.join(cacheHome, "logbook")
-        const caches = () =>
-          fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache")).sort()
-            .map((name) => `${name} ${fs.statSync(path.join(dir, name)).mtimeMs}`)
+        const caches = () => cacheStates(dir)
         for (const runOnce of runs) assert.strictEqual((yield* runOnce()).code, 0)
         const written = caches()
         assert.strictEqual(written.length, 3, written.join(", "))
@@ -199,20 +214,17 @@ describe("the bundled CLI", () => {
         const cacheHome = path.join(ws, "cache-home")
         const env = { XDG_CACHE_HOME: cacheHome }
         // As bin/logbook.js does 50 ms into a command: heap flags set once the CLI runs, and named.
-        const shim = path.join(path.dirname(entry), "late-shim.mjs")
-        fs.writeFileSync(
-          shim,
-          `import { setFlagsFromString } from "node:v8"\n` +
-            `await import(${JSON.stringify(pathToFileURL(entry).href)})\n` +
-            `const flags = "--semi-space-growth-factor=1 --heap-growing-percent=25"\n` +
+        const shim = writeShim(
+          entry,
+          "late-shim.mjs",
+          "",
+          `const flags = "--semi-space-growth-factor=1 --heap-growing-percent=25"\n` +
             `setFlagsFromString(flags)\n` +
             `globalThis[Symbol.for("logbook/v8-flags-set-late")] = ` +
             `{ flags, undo: "--semi-space-growth-factor=2 --heap-growing-percent=0" }\n`
         )
         const dir = path.join(cacheHome, "logbook")
-        const caches = () =>
-          fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache")).sort()
-            .map((name) => `${name} ${fs.statSync(path.join(dir, name)).mtimeMs}`)
+        const caches = () => cacheStates(dir)
         assert.strictEqual((yield* runBundle(shim, ["sessions"], ws, env)).code, 0)
         const written = caches()
         assert.strictEqual(written.length, 1, written.join(", "))
