@@ -297,7 +297,8 @@ const refreshDisk = (
       // A merge may move at most a few times what this refresh indexed (at least one flush's worth):
       // larger merges wait for a larger update, so a search after one change stays fast.
       yield* mergeSegments(index, options.maxSegments, Math.max(FLUSH_DOCS, 4 * indexedDocs)).pipe(
-        Effect.andThen(commit(index)),
+        // The refresh's last commit also sweeps files no manifest names (a crashed build's).
+        Effect.andThen(commit(index, { sweep: true })),
         Effect.catch((e) =>
           Effect.andThen(
             Effect.sync(() => {

@@ -93,6 +93,8 @@ export class SegmentedIndex {
   segments: Array<OpenSegment> = []
   /** Every indexed session: its segment and signature. */
   readonly sessionAt = new Map<string, { readonly segment: OpenSegment; readonly sig: string }>()
+  /** Segment files this state has named, live or not yet removed since they stopped being live. */
+  readonly known = new Set<string>()
   constructor(root: string, scope: string) {
     this.root = root
     this.scope = scope
@@ -134,6 +136,7 @@ export class SegmentedIndex {
       this.sessionAt.set(s.name, { segment, sig: s.sig })
     }
     this.segments.push(segment)
+    this.known.add(segment.file)
   }
 
   /** Drops a segment whose files failed a check: its sessions are no longer indexed. */
@@ -255,14 +258,23 @@ export const writeSegment = (index: SegmentedIndex, packed: Packed) =>
   })
 
 /**
- * Commits the state: writes the manifest atomically, then removes the scope's segment files it no
- * longer names (never before: the previous manifest stays whole until the rename).
+ * Commits the state: writes the manifest atomically, then removes the segment files this state
+ * named and no longer does (never before: the previous manifest stays whole until the rename).
+ * With `sweep`, every segment file of the scope the manifest does not name goes too (leftovers of
+ * a crashed or concurrent build), which lists the sessions root: a build commits after every flush
+ * and merge, and listing 20 000 session directories each time was a fiftieth of a full build.
  */
-export const commit = (index: SegmentedIndex) =>
+export const commit = (index: SegmentedIndex, options: { readonly sweep?: boolean } = {}) =>
   Effect.gen(function*() {
     const fs = yield* SessionFs
     yield* fs.writeAtomic(index.manifestPath, JSON.stringify(index.manifest()))
-    yield* removeUnreferenced(index)
+    const live = new Set(index.segments.map((s) => s.file))
+    for (const file of [...index.known]) {
+      if (live.has(file)) continue
+      index.known.delete(file)
+      yield* Effect.ignore(fs.removeFile(childPath(index.root, file)))
+    }
+    if (options.sweep === true) yield* removeUnreferenced(index)
   })
 
 /** Removes the scope's segment files the state does not name (best effort). */

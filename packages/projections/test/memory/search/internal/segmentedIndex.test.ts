@@ -200,6 +200,27 @@ describe("SegmentedIndex", () => {
       assert.strictEqual(disk.length, 8)
     }).pipe(Effect.provide(nodeLayer())))
 
+  it.effect("leaves on disk exactly the segments its manifest names, also after merges and a crashed build's leftovers", () =>
+    Effect.gen(function*() {
+      const { root } = yield* sessionsRoot("projections")
+      for (let i = 0; i < 9; i++) plantView(root, `s${i}`, [`deploy step ${i}`, "cache warm"], NOW - i * DAY, 1_000)
+      const segments = () => fs.readdirSync(root).filter((n) => n.endsWith(".seg")).sort()
+      const named = () =>
+        JSON.parse(fs.readFileSync(path.join(root, ".logbook-search-facts.idx"), "utf8")).segments
+          .map((s: { readonly file: string }) => s.file).sort()
+      // Five flushes, merged down to two segments: the merged-away files go as each merge commits.
+      yield* fresh(refreshSearchIndex(root, "facts", { flushDocs: 4, maxSegments: 2 }))
+      assert.isAtMost(named().length, 2)
+      assert.deepStrictEqual(segments(), named())
+      // A segment file no manifest names (a build killed before its commit) goes at the next refresh that changes something.
+      const stale = ".logbook-search-facts-999-1.seg"
+      fs.writeFileSync(path.join(root, stale), "not a segment", { mode: 0o600 })
+      plantView(root, "s3", ["deploy again"], NOW, 2_000)
+      yield* fresh(refreshSearchIndex(root, "facts", { flushDocs: 4, maxSegments: 2 }))
+      assert.isFalse(fs.existsSync(path.join(root, stale)))
+      assert.deepStrictEqual(segments(), named())
+    }).pipe(Effect.provide(nodeLayer())))
+
   it.effect("a bit flipped in a segment is caught by its checksum and the segment rebuilt", () =>
     Effect.gen(function*() {
       const { root } = yield* sessionsRoot("projections")
