@@ -106,17 +106,20 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
     return ref
   }
   const order = p.terms.map((_, i) => i).sort((a, b) => byCodeUnits(p.terms[a] ?? "", p.terms[b] ?? ""))
-  // Postings first in memory (their CRCs go into the dictionary), written after it.
-  const runs: Array<Uint8Array> = []
-  const entries: Array<[string, number, number, number, number]> = []
+  // Postings first in memory (their CRCs go into the dictionary), written after it: sized exactly
+  // in a first pass, then written in place, so a merge of 65 536 documents holds the region once
+  // (not a JavaScript array of numbers per term and a copy of every run besides).
   let bytesAt = 0
+  for (const t of order) bytesAt += runSize(p, p.termStart[t] ?? 0, p.termStart[t + 1] ?? 0)
+  const region = new Uint8Array(bytesAt)
+  const entries: Array<[string, number, number, number, number]> = []
+  let r = 0
   for (const t of order) {
     const from = p.termStart[t] ?? 0
     const to = p.termStart[t + 1] ?? 0
-    const run = encodeRun(p, from, to)
-    entries.push([p.terms[t] ?? "", bytesAt, run.length, (to - from) / 2, crc32(run)])
-    runs.push(run)
-    bytesAt += run.length
+    const end = writeRun(p, from, to, region, r)
+    entries.push([p.terms[t] ?? "", r, end - r, (to - from) / 2, crc32(region.subarray(r, end))])
+    r = end
   }
   const blockTerms: Array<string> = []
   const blocks: Array<BlockRef> = []
@@ -126,14 +129,6 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
     blocks.push(push(encoder.encode(JSON.stringify(block))))
   }
   const postings = at
-  const region = new Uint8Array(bytesAt)
-  let r = 0
-  for (const run of runs) {
-    region.set(run, r)
-    r += run.length
-  }
-  // Copied into the region: the runs need not stay alive while the rest is encoded.
-  runs.length = 0
   push(region)
   const docs = p.docChunk.length
   const docBlocks: Array<BlockRef> = []
@@ -193,27 +188,51 @@ export const encodeSegment = (scope: string, p: Packed): Uint8Array => {
   return out
 }
 
-// One term's postings as unsigned LEB128 varints: document delta (from the previous document, the
-// first from 0), tf, document length. Typical postings take 3 bytes instead of 12.
-const encodeRun = (p: Packed, from: number, to: number): Uint8Array => {
-  const out: Array<number> = []
-  const put = (value: number): void => {
-    let v = value
-    while (v >= 0x80) {
-      out.push((v & 0x7f) | 0x80)
-      v = Math.floor(v / 128)
-    }
-    out.push(v)
-  }
+// Bytes of `value` as an unsigned LEB128 varint.
+const varintSize = (value: number): number => {
+  let n = 1
+  for (let v = value; v >= 0x80; v = Math.floor(v / 128)) n++
+  return n
+}
+
+// Bytes of one term's run (see `writeRun`).
+const runSize = (p: Packed, from: number, to: number): number => {
+  let n = 0
   let previous = 0
   for (let i = from; i < to; i += 2) {
     const d = p.postings[i] ?? 0
-    put(d - previous)
-    put(p.postings[i + 1] ?? 0)
-    put(p.docLength[d] ?? 0)
+    n += varintSize(d - previous) + varintSize(p.postings[i + 1] ?? 0) + varintSize(p.docLength[d] ?? 0)
     previous = d
   }
-  return Uint8Array.from(out)
+  return n
+}
+
+// Writes `value` as an unsigned LEB128 varint at `at`; returns the offset after it.
+const putVarint = (out: Uint8Array, at: number, value: number): number => {
+  let o = at
+  let v = value
+  while (v >= 0x80) {
+    out[o++] = (v & 0x7f) | 0x80
+    v = Math.floor(v / 128)
+  }
+  out[o++] = v
+  return o
+}
+
+// One term's postings as unsigned LEB128 varints written into `out` at `at` (returns the end):
+// document delta (from the previous document, the first from 0), tf, document length. Typical
+// postings take 3 bytes instead of 12.
+const writeRun = (p: Packed, from: number, to: number, out: Uint8Array, at: number): number => {
+  let o = at
+  let previous = 0
+  for (let i = from; i < to; i += 2) {
+    const d = p.postings[i] ?? 0
+    o = putVarint(out, o, d - previous)
+    o = putVarint(out, o, p.postings[i + 1] ?? 0)
+    o = putVarint(out, o, p.docLength[d] ?? 0)
+    previous = d
+  }
+  return o
 }
 
 const parseText: (text: string) => unknown = UndefinedOr.liftThrowable((text: string): unknown => JSON.parse(text))
