@@ -82,6 +82,18 @@ const cacheStates = (dir: string): Array<string> =>
   fs.readdirSync(dir).filter((name) => name.endsWith(".v8cache")).sort()
     .map((name) => `${name} ${fs.statSync(path.join(dir, name)).mtimeMs}`)
 
+/**
+ * A bundle and a workspace whose runs keep their code caches in a cache home of its own: `env`
+ * selects it, `caches()` lists its caches' states.
+ */
+const cacheSetup = Effect.gen(function*() {
+  const entry = yield* bundled
+  const ws = yield* workspace
+  const cacheHome = path.join(ws, "cache-home")
+  const dir = path.join(cacheHome, "logbook")
+  return { entry, ws, env: { XDG_CACHE_HOME: cacheHome }, caches: () => cacheStates(dir) }
+})
+
 describe("the bundled CLI", () => {
   it.effect("answers reads, not-found and usage errors exactly like the compiled CLI", () =>
     Effect.gen(function*() {
@@ -145,10 +157,7 @@ describe("the bundled CLI", () => {
     "keeps one code cache per set of start-up V8 flags, so runs with and without them never reject each other's",
     () =>
       Effect.gen(function*() {
-        const entry = yield* bundled
-        const ws = yield* workspace
-        const cacheHome = path.join(ws, "cache-home")
-        const env = { XDG_CACHE_HOME: cacheHome }
+        const { caches, entry, env, ws } = yield* cacheSetup
         // As bin/logbook.js starts `mcp` and `serve`: heap flags set, and named, before the entry loads.
         const shim = writeShim(
           entry,
@@ -161,8 +170,6 @@ describe("the bundled CLI", () => {
           () => runBundle(shim, ["sessions"], ws, env),
           () => runBundle(entry, ["sessions"], ws, env, ["--heap-growing-percent=25"])
         ]
-        const dir = path.join(cacheHome, "logbook")
-        const caches = () => cacheStates(dir)
         for (const runOnce of runs) assert.strictEqual((yield* runOnce()).code, 0)
         const written = caches()
         assert.strictEqual(written.length, 3, written.join(", "))
@@ -209,10 +216,7 @@ describe("the bundled CLI", () => {
     "makes a code cache the next start accepts when the heap flags were set while the command ran",
     () =>
       Effect.gen(function*() {
-        const entry = yield* bundled
-        const ws = yield* workspace
-        const cacheHome = path.join(ws, "cache-home")
-        const env = { XDG_CACHE_HOME: cacheHome }
+        const { caches, entry, env, ws } = yield* cacheSetup
         // As bin/logbook.js does 50 ms into a command: heap flags set once the CLI runs, and named.
         const shim = writeShim(
           entry,
@@ -223,8 +227,6 @@ describe("the bundled CLI", () => {
             `globalThis[Symbol.for("logbook/v8-flags-set-late")] = ` +
             `{ flags, undo: "--semi-space-growth-factor=2 --heap-growing-percent=0" }\n`
         )
-        const dir = path.join(cacheHome, "logbook")
-        const caches = () => cacheStates(dir)
         assert.strictEqual((yield* runBundle(shim, ["sessions"], ws, env)).code, 0)
         const written = caches()
         assert.strictEqual(written.length, 1, written.join(", "))
