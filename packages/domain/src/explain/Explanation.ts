@@ -31,6 +31,7 @@ export type {
 } from "./ExplanationModel.ts"
 export type { ExplanationPage } from "./ExplanationPaging.ts"
 export { evidenceReferences, EXPLANATION_PAGE_BYTES, pageExplanation } from "./ExplanationPaging.ts"
+export { toolLabel } from "./internal/eventAccess.ts"
 export type { Transcript, TranscriptEntry, TranscriptEntryKind, TranscriptFold, TranscriptTurn } from "./Transcript.ts"
 export { makeTranscriptFold, TRANSCRIPT_LIMITS } from "./Transcript.ts"
 export type { VerificationKind } from "./VerificationCommand.ts"

@@ -40,6 +40,7 @@ import {
   pageText,
   trimText
 } from "./Budget.ts"
+import { renderEvent } from "./EventText.ts"
 
 /** A citation as the tools return it. */
 export interface CitationJson {
@@ -469,39 +470,6 @@ export const showSession = Effect.fn("Mcp.showSession")(function*(sessionsDir: s
   const model = yield* queryExplanation(sessionsDir, session, "session")
   return yield* showSessionResult(args, i, model, (offset) => citeLine(session, i.paths.events, offset))
 }, Effect.mapError(toToolError))
-
-const itemText = (item: Readonly<Record<string, unknown>>): string => {
-  switch (item["type"]) {
-    case "agent_message":
-    case "reasoning":
-      return trimText(str(item["text"]) ?? "")
-    case "command_execution": {
-      const exit = typeof item["exit_code"] === "number" ? `exit ${item["exit_code"]}` : "no exit code"
-      const output = str(item["aggregated_output"]) ?? ""
-      return trimText(`$ ${str(item["command"]) ?? ""} (${exit}, ${str(item["status"]) ?? "?"})`, 400) +
-        (output === "" ? "" : `\n${trimText(output, 800)}`)
-    }
-    case "file_change": {
-      const changes = Array.isArray(item["changes"]) ? item["changes"] : []
-      const paths = changes.map((c) => isRecord(c) ? `${str(c["kind"]) ?? "update"} ${str(c["path"]) ?? "?"}` : "?")
-      const diff = str(item["unified_diff"])
-      return trimText(paths.join(", "), 400) + (diff === undefined ? "" : `\n${trimText(diff, 800)}`)
-    }
-    default:
-      return trimText(JSON.stringify(item))
-  }
-}
-
-/** One event as `read_turn` renders it: its type and one compact, redacted text. */
-export const renderEvent = (json: unknown): { readonly type: string; readonly text: string } => {
-  if (!isRecord(json)) return { type: "unknown", text: trimText(JSON.stringify(json)) }
-  const type = str(json["type"]) ?? "unknown"
-  const item = json["item"]
-  if (isRecord(item)) return { type: `${type} ${str(item["type"]) ?? "item"}`, text: itemText(item) }
-  if (type === "error") return { type, text: trimText(str(json["message"]) ?? "") }
-  const { type: _, ...rest } = json
-  return { type, text: trimText(JSON.stringify(rest)) }
-}
 
 /** The arguments of `read_turn`. */
 export interface ReadTurnArgs extends SessionArgs {
