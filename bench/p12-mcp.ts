@@ -6,6 +6,8 @@
  * host starts it): warm `search` (scope history) and `read_turn` calls, alternating with the
  * baselines — `searchMemory` and `readTurn` + collect in this process, over a warm index cache.
  * Cold: spawn → initialize → the first `search` result, against `node -e 0` started the same way.
+ * Floor: the same two figures for a one-tool server on the same MCP stack (lib/mcpFloor.ts), so
+ * the report shows how much of each goal that stack leaves to Logbook.
  */
 import { readTurn, SearchIndexCache, searchMemory } from "@logbook/projections"
 import { EventLog, ManifestCache } from "@logbook/store"
@@ -18,6 +20,7 @@ import * as Path from "node:path"
 import type { BenchContext } from "./lib/context.ts"
 import { makeTurns } from "./lib/events.ts"
 import { runStore, storeLayer, uncapped } from "./lib/logbook.ts"
+import { measureMcpFloor } from "./lib/mcpFloor.ts"
 import type { Outcome } from "./lib/measure.ts"
 import { median, ms } from "./lib/measure.ts"
 
@@ -87,6 +90,8 @@ export const runP12 = async (ctx: BenchContext): Promise<Outcome> => {
     client.callTool({ name: "search", arguments: { query, scope: "history", limit: 6, now: NOW } })
   const mcpTurn = () => client.callTool({ name: "read_turn", arguments: { session: "p12-3", turn: 5 } })
   const rounds = ctx.profile.quick ? 30 : 150
+  let turnChars = 0
+  let searchChars = 0
   const samples: Record<"inSearch" | "mcpSearch" | "inTurn" | "mcpTurn", Array<number>> = {
     inSearch: [],
     mcpSearch: [],
@@ -103,6 +108,8 @@ export const runP12 = async (ctx: BenchContext): Promise<Outcome> => {
       ] as const
       if (round > 0) { for (const [k, v] of measured) samples[k].push(v) }
     }
+    turnChars = JSON.stringify((await mcpTurn()).structuredContent).length
+    searchChars = JSON.stringify((await mcpSearch()).structuredContent).length
   } finally {
     await client.close()
     await runtime.dispose()
@@ -129,12 +136,27 @@ export const runP12 = async (ctx: BenchContext): Promise<Outcome> => {
     }
   }
   const coldRatio = median(cold) / median(bare)
+  // What the required MCP stack costs alone: a result of the read_turn page's size, and a cold call.
+  const floor = await measureMcpFloor(Path.join(ctx.root, "p12-floor"), [searchChars, turnChars], coldRounds, rounds)
+  const [floorSearch = Number.NaN, floorTurn = Number.NaN] = floor.warm
   console.log(`P12 logbook mcp: ${SESSIONS} sessions × ${TURNS} turns, ${rounds} alternating rounds (p50)`)
   console.log(
     `  search    mcp ${ms(p50("mcpSearch"))}  in-process ${ms(p50("inSearch"))}  ratio ${searchRatio.toFixed(2)}`
   )
   console.log(`  read_turn mcp ${ms(p50("mcpTurn"))}  in-process ${ms(p50("inTurn"))}  ratio ${turnRatio.toFixed(2)}`)
   console.log(`  cold first search ${ms(median(cold))}  node -e 0 ${ms(median(bare))}  ratio ${coldRatio.toFixed(2)}`)
+  console.log(
+    `  floor, a one-tool effect/ai McpServer (bundled, code cache): cold ${ms(floor.cold)} (ratio ${
+      (floor.cold / median(bare)).toFixed(2)
+    }), warm calls carrying ${searchChars} / ${turnChars} characters (a search / read_turn result) ${
+      ms(floorSearch)
+    } / ${ms(floorTurn)}`
+  )
+  console.log(
+    `  so at best: read_turn ratio ${((p50("inTurn") + floorTurn) / p50("inTurn")).toFixed(2)}, search ${
+      ((p50("inSearch") + floorSearch) / p50("inSearch")).toFixed(2)
+    }, cold ${(floor.cold / median(bare)).toFixed(2)} (the in-process call plus the floor's)`
+  )
   Fs.rmSync(sessionsDir, { recursive: true, force: true })
   const warm = Math.max(searchRatio, turnRatio)
   return {
