@@ -421,13 +421,22 @@ export const showSessionResult = <E, R>(
     const cursor = yield* decodeCursor("show_session", key, args.cursor)
     const m = i.effectiveManifest
     const base = Math.max(m.retained_turn_base ?? 1, 1)
-    const rows = i.effectiveEntries.map((e) => ({
-      turn: e.turn_number,
-      events: e.event_count,
-      started: e.ts,
-      line: `turn ${e.turn_number}: ${e.event_count} events from byte ${e.start_offset}, started ${e.ts}`,
-      offset: e.start_offset
-    }))
+    // A turn's goal is the one its first line (`turn.started`) carried, as the explanation read it.
+    const goalAt = new Map(model.goals.map((g) => [g.evidence.offset, g.label]))
+    const rows = i.effectiveEntries.map((e) => {
+      const label = goalAt.get(e.start_offset)
+      const goal = label === undefined ? null : trimText(redactSecrets(label.replace(/\s+/gu, " ").trim()), 200)
+      return {
+        turn: e.turn_number,
+        events: e.event_count,
+        started: e.ts,
+        goal,
+        line: `turn ${e.turn_number}: ${e.event_count} events from byte ${e.start_offset}, started ${e.ts}${
+          goal === null ? "" : ` — ${goal}`
+        }`,
+        offset: e.start_offset
+      }
+    })
     const goal = model.goals[model.goals.length - 1]
     const head = {
       session_id: i.name,

@@ -111,6 +111,9 @@ export const TurnLine = Schema.Struct({
   turn: Schema.Int,
   events: Schema.Int,
   started: Schema.String,
+  goal: Schema.NullOr(Schema.String).annotate({
+    description: "The task the turn was given (its prompt, cut at 200 characters), when the log recorded one"
+  }),
   line: Schema.String,
   citation
 })
@@ -118,7 +121,7 @@ export const TurnLine = Schema.Struct({
 /** `show_session`: one session's summary. */
 export const ShowSessionTool = Tool.make("show_session", {
   description: "Summarise one session: latest goal, status, times, counters, token usage and cost, and its retained " +
-    "turns one line each " +
+    "turns one line each, with the task each turn was given " +
     "(each with a citation of its first line). Open a turn with `read_turn`.",
   parameters: Schema.Struct({ session, max_tokens: maxTokens, cursor }),
   success: Schema.Struct({

@@ -152,24 +152,40 @@ layer(McpFixture.layer, { timeout: 120_000 })("logbook mcp", (it) => {
         }
       }
       assert.isAbove(withObjective, 2)
+      let withTurnGoal = 0
       for (const { session_id } of cliSessions) {
         const show = (yield* cliJson(["show", session_id])) as {
           turn_index: { turns: ReadonlyArray<{ turn_number: number }> }
           manifest: { status: string }
         }
         const pages = yield* allPages("show_session", { session: session_id })
-        const turns = pages.flatMap((p) => p["turns"] as ReadonlyArray<{ turn: number; citation: Citation | null }>)
+        const turns = pages.flatMap((p) =>
+          p["turns"] as ReadonlyArray<{ turn: number; goal: string | null; line: string; citation: Citation | null }>
+        )
         assert.deepStrictEqual(turns.map((t) => t.turn), show.turn_index.turns.map((t) => t.turn_number))
         assert.strictEqual(pages[0]?.["status"], show.manifest.status)
         const explained = (yield* cliJson(["explain", session_id, "--scope", "session"])) as {
           usage: unknown
           cost_usd: unknown
+          goals: ReadonlyArray<{ label: string; evidence: { offset: number } }>
         }
         assert.deepStrictEqual([pages[0]?.["usage"], pages[0]?.["cost_usd"]], [explained.usage, explained.cost_usd])
+        // Each turn names, on one line, the task `explain` read from its first line (`turn.started`).
+        for (const t of turns) {
+          const label = explained.goals.find((g) => g.evidence.offset === t.citation?.offset)?.label
+          if (label === undefined) assert.isNull(t.goal, t.line)
+          else {
+            withTurnGoal++
+            assert.strictEqual(t.goal?.slice(0, 60), label.replace(/\s+/gu, " ").trim().slice(0, 60), t.line)
+            assert.isAtMost(t.goal?.length ?? 0, 240)
+            assert.isTrue(t.line.endsWith(` — ${t.goal ?? ""}`), t.line)
+          }
+        }
         const goal = yield* callTool("goal_progress", { session: session_id })
         assert.isFalse(goal.isError, goal.text)
         assert.strictEqual(goal.structured["has_goal"], (yield* cliJson(["goal", "show", session_id])) !== null)
       }
+      assert.isAbove(withTurnGoal, 5)
       const cliFacts = (yield* cliJson(["facts"])) as ReadonlyArray<{ session_id: string; fact: string }>
       const pages = yield* allPages("facts", { max_tokens: 500 })
       const facts = pages.flatMap((p) => p["facts"] as ReadonlyArray<{ session: string; fact: string }>)
